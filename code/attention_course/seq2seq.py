@@ -1,0 +1,117 @@
+"""The plain RNN encoder-decoder (Sutskever et al. 2014; Cho et al. 2014).
+
+The encoder reads the source (B, S) and keeps only its final hidden state: one vector of
+``hidden_dim`` numbers per example, whatever the source length. The decoder starts from that
+vector and writes the target one token at a time. That single vector is the bottleneck.
+
+Cells: ``"rnn"`` (tanh), ``"relu_rnn"``, ``"gru"`` or ``"lstm"``. For the LSTM the state handed over is the
+pair (h, c), each (1, B, hidden_dim).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .data import BOS, EOS, PAD
+
+__all__ = ["Encoder", "Decoder", "Seq2Seq", "reverse_padded", "make_rnn"]
+
+_CELLS = {"rnn": (nn.RNN, {"nonlinearity": "tanh"}), "relu_rnn": (nn.RNN, {"nonlinearity": "relu"}),
+          "gru": (nn.GRU, {}), "lstm": (nn.LSTM, {})}
+
+
+def make_rnn(cell: str, input_size: int, hidden_size: int, **kwargs) -> nn.RNNBase:
+    """A batch-first torch RNN layer of the named kind (see ``_CELLS``)."""
+    if cell not in _CELLS:
+        raise ValueError(f"cell must be one of {sorted(_CELLS)}, got {cell!r}")
+    layer, options = _CELLS[cell]
+    return layer(input_size, hidden_size, batch_first=True, **options, **kwargs)
+
+
+def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse the first ``lengths[b]`` tokens of each row of (B, S) ``src``; padding stays."""
+    S = src.shape[1]
+    pos = torch.arange(S)[None, :]                       # (1, S)
+    rev = lengths[:, None] - 1 - pos                     # (B, S)
+    index = torch.where(rev >= 0, rev, pos)              # padding maps to itself
+    return src.gather(1, index)
+
+
+class Encoder(nn.Module):
+    """Embedding + RNN. ``forward(src (B, S), lengths (B,))`` returns ``hs`` (B, S, hidden_dim),
+    every state (zero past each row's length), and the final state (the context)."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_dim: int, cell: str = "gru"):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
+        self.rnn = make_rnn(cell, embed_dim, hidden_dim)
+
+    def forward(self, src: torch.Tensor, lengths: torch.Tensor):
+        packed = pack_padded_sequence(self.embed(src), lengths.cpu(), batch_first=True,
+                                      enforce_sorted=False)
+        out, state = self.rnn(packed)
+        hs, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
+        return hs, state
+
+
+class Decoder(nn.Module):
+    """Embedding + RNN + linear read-out. ``forward(tgt_in (B, T), state)`` returns logits
+    (B, T, vocab_size) and the new state."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_dim: int, cell: str = "gru"):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
+        self.rnn = make_rnn(cell, embed_dim, hidden_dim)
+        self.out = nn.Linear(hidden_dim, vocab_size)
+
+    def forward(self, tgt_in: torch.Tensor, state):
+        h, state = self.rnn(self.embed(tgt_in), state)
+        return self.out(h), state
+
+
+class Seq2Seq(nn.Module):
+    """Encoder-decoder whose only bridge is the encoder's final state.
+
+    ``reverse_input=True`` feeds the source backwards (Sutskever et al. 2014), so the first
+    tokens to be written are the last ones read.
+    """
+
+    def __init__(self, vocab_size: int, embed_dim: int = 32, hidden_dim: int = 64,
+                 cell: str = "gru", reverse_input: bool = False):
+        super().__init__()
+        self.encoder = Encoder(vocab_size, embed_dim, hidden_dim, cell)
+        self.decoder = Decoder(vocab_size, embed_dim, hidden_dim, cell)
+        self.reverse_input = reverse_input
+
+    def encode(self, src: torch.Tensor, lengths: torch.Tensor):
+        """(hs (B, S, hidden_dim), context state)."""
+        if src.dim() != 2 or src.dtype != torch.long:
+            raise ValueError(f"src must be a (batch, length) tensor of token ids (int64), got "
+                             f"shape {tuple(src.shape)} and dtype {src.dtype}")
+        if lengths.shape != src.shape[:1]:
+            raise ValueError(f"lengths must have shape ({src.shape[0]},), got {tuple(lengths.shape)}")
+        if self.reverse_input:
+            src = reverse_padded(src, lengths)
+        return self.encoder(src, lengths)
+
+    def forward(self, src: torch.Tensor, lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
+        """Teacher-forced logits (B, T, vocab_size) for decoder input ``tgt_in`` (B, T)."""
+        _, context = self.encode(src, lengths)
+        logits, _ = self.decoder(tgt_in, context)
+        return logits
+
+    @torch.no_grad()
+    def greedy_decode(self, src: torch.Tensor, lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+        """(B, max_len) token ids, each step's argmax fed back in; ``PAD`` after ``EOS``."""
+        _, state = self.encode(src, lengths)
+        token = torch.full((src.shape[0], 1), BOS, dtype=torch.long)
+        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        out = []
+        for _ in range(max_len):
+            logits, state = self.decoder(token, state)
+            token = logits.argmax(-1)                            # (B, 1)
+            out.append(token.masked_fill(done[:, None], PAD))
+            done |= token[:, 0] == EOS
+        return torch.cat(out, dim=1)

@@ -1,0 +1,76 @@
+"""Training and evaluation loops for the sequence-to-sequence chapters.
+
+A model here is anything with ``forward(src, lengths, tgt_in) -> logits (B, T, V)`` and
+``greedy_decode(src, lengths, max_len) -> ids (B, max_len)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from .data import PAD, Batch
+
+__all__ = ["train_seq2seq", "accuracy", "evaluate_by_length"]
+
+
+def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int, lr: float = 3e-3,
+                  clip: float | None = 1.0, optimizer: str = "adam") -> dict[str, list[float]]:
+    """Teacher-forced cross-entropy training for ``steps`` batches from ``make_batch()``.
+
+    ``clip`` rescales the gradient to at most that total norm (None: no clipping). Returns the
+    history: ``loss`` and the gradient norm *before* clipping, ``grad_norm``, per step.
+    """
+    opt = (torch.optim.Adam if optimizer == "adam" else torch.optim.SGD)(model.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)
+    history: dict[str, list[float]] = {"loss": [], "grad_norm": []}
+    model.train()
+    for _ in range(steps):
+        batch = make_batch()
+        logits = model(batch.src, batch.lengths, batch.decoder_input())   # (B, T, V)
+        loss = loss_fn(logits.flatten(0, 1), batch.target.flatten())
+        opt.zero_grad()
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), clip if clip is not None else float("inf"))
+        opt.step()
+        history["loss"].append(loss.item())
+        history["grad_norm"].append(norm.item())
+    model.eval()
+    return history
+
+
+def accuracy(predicted: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-example (token accuracy, exact match) of predicted ids against target ids.
+
+    Both are (B, T) and compared position by position over the target's non-pad tokens
+    (its final ``EOS`` included); a prediction that is too short counts its missing tokens
+    as wrong. Exact match: every one of those tokens right.
+    """
+    T = target.shape[1]
+    if predicted.shape[1] < T:
+        predicted = nn.functional.pad(predicted, (0, T - predicted.shape[1]), value=PAD)
+    predicted = predicted[:, :T]
+    real = target != PAD
+    right = (predicted == target) & real
+    token = right.sum(1) / real.sum(1)
+    exact = (right.sum(1) == real.sum(1)).float()
+    return token, exact
+
+
+def evaluate_by_length(model: nn.Module, make_batch: Callable[[np.random.Generator, int], Batch],
+                       lengths: list[int], rng: np.random.Generator) -> dict[str, list[float]]:
+    """Greedy-decode one batch ``make_batch(rng, L)`` per source length L; return per-length
+    mean token accuracy and exact-match rate (the digit task's final EOS counts as a token)."""
+    result: dict[str, list[float]] = {"length": [], "token_accuracy": [], "exact_match": []}
+    model.eval()
+    for L in lengths:
+        batch = make_batch(rng, L)
+        predicted = model.greedy_decode(batch.src, batch.lengths, batch.target.shape[1])
+        token, exact = accuracy(predicted, batch.target)
+        result["length"].append(L)
+        result["token_accuracy"].append(token.mean().item())
+        result["exact_match"].append(exact.mean().item())
+    return result
