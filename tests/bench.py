@@ -8,7 +8,8 @@ Writes ``_build/bench.json``::
 
 A chapter publishes a metric by gluing a number under a dotted name, for example
 ``glue("bottleneck.plain.token_accuracy.longest", 0.2, display=False)``; every glued number
-whose name contains a dot is collected. Run with ``make bench``.
+whose name contains a dot is collected. Timed metrics, which must not be stored in a notebook,
+come from :mod:`attention_course.benchmarks`. Run with ``make bench``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def main() -> int:
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         report["chapters"][nb.stem] = {k: round(result[k], 2) for k in ("seconds", "peak_rss_mib")}
         report["metrics"].update(result["metrics"])
+    from attention_course import seed_everything
+    from attention_course.benchmarks import run_all
+
+    seed_everything(0)
+    report["metrics"].update(run_all())
     jb = Path(sys.executable).with_name("jupyter-book")
     start = time.perf_counter()
     subprocess.run([str(jb), "build", str(ROOT), "--all", "-n", "-W", "--keep-going", "-q"],

@@ -20,7 +20,7 @@ import math
 
 import torch
 
-__all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask"]
+__all__ = ["scaled_dot_product_attention", "masked_softmax", "causal_mask", "padding_mask"]
 
 
 def _check_inputs(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -73,14 +73,21 @@ def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: 
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     scores = (query @ key.transpose(-2, -1)) * scale          # (..., T_q, T_k)
-    if mask is not None:
-        # The most negative finite number, not -inf: a fully masked row stays finite
-        # (uniform) instead of 0/0 = NaN, and is zeroed just below.
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = torch.softmax(scores, dim=-1)                    # (..., T_q, T_k)
-    if mask is not None:
-        weights = weights.masked_fill(~mask, 0.0)
+    weights = masked_softmax(scores, mask)                     # (..., T_q, T_k)
     return weights @ value, weights                            # (..., T_q, d_v)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Softmax over the last axis of ``scores`` (..., T_q, T_k), restricted to ``mask``.
+
+    Masked entries get weight exactly 0; a row with no allowed key gets all zeros, not NaN.
+    """
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    # The most negative finite number, not -inf: a fully masked row stays finite
+    # (uniform) instead of 0/0 = NaN, and is zeroed just below.
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=-1).masked_fill(~mask, 0.0)
 
 
 def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:

@@ -41,18 +41,31 @@ def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 class Encoder(nn.Module):
     """Embedding + RNN. ``forward(src (B, S), lengths (B,))`` returns ``hs`` (B, S, hidden_dim),
-    every state (zero past each row's length), and the final state (the context)."""
+    every state (zero past each row's length), and the final state (the context).
 
-    def __init__(self, vocab_size: int, embed_dim: int, hidden_dim: int, cell: str = "gru"):
+    ``bidirectional=True`` runs a second RNN from the end of each row backwards, each with
+    ``hidden_dim // 2`` units: row t of ``hs`` then sees the tokens before *and* after t, and
+    the final state is the two directions' last states side by side.
+    """
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_dim: int, cell: str = "gru",
+                 bidirectional: bool = False):
         super().__init__()
+        if bidirectional and hidden_dim % 2:
+            raise ValueError(f"a bidirectional encoder splits hidden_dim in two; got odd hidden_dim={hidden_dim}")
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
-        self.rnn = make_rnn(cell, embed_dim, hidden_dim)
+        self.rnn = make_rnn(cell, embed_dim, hidden_dim // 2 if bidirectional else hidden_dim,
+                            bidirectional=bidirectional)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor):
         packed = pack_padded_sequence(self.embed(src), lengths.cpu(), batch_first=True,
                                       enforce_sorted=False)
         out, state = self.rnn(packed)
         hs, _ = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])
+        if self.rnn.bidirectional:       # (2, B, H/2) forward and backward -> (1, B, H)
+            def merge(s):
+                return torch.cat([s[0], s[1]], dim=-1)[None]
+            state = tuple(map(merge, state)) if isinstance(state, tuple) else merge(state)
         return hs, state
 
 

@@ -18,17 +18,19 @@ __all__ = ["train_seq2seq", "accuracy", "evaluate_by_length"]
 
 
 def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int, lr: float = 3e-3,
-                  clip: float | None = 1.0, optimizer: str = "adam") -> dict[str, list[float]]:
+                  clip: float | None = 1.0, optimizer: str = "adam",
+                  callback: Callable[[int], bool] | None = None, every: int = 100) -> dict[str, list[float]]:
     """Teacher-forced cross-entropy training for ``steps`` batches from ``make_batch()``.
 
     ``clip`` rescales the gradient to at most that total norm (None: no clipping). Returns the
     history: ``loss`` and the gradient norm *before* clipping, ``grad_norm``, per step.
+    ``callback(step)``, if given, runs after every ``every`` steps; returning True stops early.
     """
     opt = (torch.optim.Adam if optimizer == "adam" else torch.optim.SGD)(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)
     history: dict[str, list[float]] = {"loss": [], "grad_norm": []}
     model.train()
-    for _ in range(steps):
+    for step in range(steps):
         batch = make_batch()
         logits = model(batch.src, batch.lengths, batch.decoder_input())   # (B, T, V)
         loss = loss_fn(logits.flatten(0, 1), batch.target.flatten())
@@ -38,6 +40,12 @@ def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int,
         opt.step()
         history["loss"].append(loss.item())
         history["grad_norm"].append(norm.item())
+        if callback is not None and (step + 1) % every == 0:
+            model.eval()
+            stop = callback(step + 1)
+            model.train()
+            if stop:
+                break
     model.eval()
     return history
 

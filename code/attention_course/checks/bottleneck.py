@@ -1,8 +1,4 @@
-"""Self-checks for the chapters' exercises.
-
-Each ``check_*`` takes a student's answer, prints a confirmation when it is right and raises
-:class:`CheckFailed` with a message that says *what* is wrong when it is not.
-"""
+"""Self-checks for Chapter 1, the seq2seq bottleneck."""
 
 from __future__ import annotations
 
@@ -12,19 +8,12 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from .data import EOS, PAD, digit_batch
-from .seq2seq import reverse_padded
-from .training import accuracy
+from ..data import EOS, PAD, digit_batch
+from ..seq2seq import reverse_padded
+from ..training import accuracy
+from ._base import CheckFailed, ok
 
-__all__ = ["CheckFailed", "check_reverse_padded", "check_token_accuracy", "check_linear_rnn_gradient"]
-
-
-class CheckFailed(AssertionError):
-    """A self-check found a wrong answer; the message says what is wrong."""
-
-
-def _ok(message: str) -> None:
-    print(f"Correct: {message}")
+__all__ = ["check_reverse_padded", "check_token_accuracy", "check_linear_rnn_gradient"]
 
 
 # Exercise 1.1: the input-reversal trick --------------------------------------------------------
@@ -39,7 +28,7 @@ def check_reverse_padded(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
         shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
         raise CheckFailed(f"expected a tensor of shape {tuple(src.shape)} (same as src), got {shape}")
     if torch.equal(got, want):
-        _ok("each row's real tokens are reversed and the padding stays at the end.")
+        ok("each row's real tokens are reversed and the padding stays at the end.")
         return
     if torch.equal(got, src):
         raise CheckFailed("the output equals the input: nothing was reversed")
@@ -71,7 +60,7 @@ def check_token_accuracy(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
         want_short, _ = accuracy(predicted[:, :3], target)
         if not torch.allclose(torch.as_tensor(short, dtype=torch.float64), want_short.double()):
             raise CheckFailed("a prediction shorter than the target must count its missing tokens as wrong")
-        _ok("padding is ignored, EOS counts, and missing tokens count as wrong.")
+        ok("padding is ignored, EOS counts, and missing tokens count as wrong.")
         return
     with_pad = (predicted == target).double().mean(1)
     no_eos_mask = (target != PAD) & (target != EOS)
@@ -98,4 +87,4 @@ def check_linear_rnn_gradient(small: float, large: float, T: int = 50) -> None:
         if math.isclose(answer, w * T, rel_tol=1e-6) or math.isclose(answer, w * (T - 1), rel_tol=1e-6):
             raise CheckFailed(f"for w={w}: the chain rule multiplies one factor per step; it does not add them")
         raise CheckFailed(f"for w={w}: got {answer:.6g}, expected a number near {want:.3g}")
-    _ok(f"0.9^{T - 1} = {0.9 ** (T - 1):.4f} vanishes and 1.1^{T - 1} = {1.1 ** (T - 1):.1f} explodes.")
+    ok(f"0.9^{T - 1} = {0.9 ** (T - 1):.4f} vanishes and 1.1^{T - 1} = {1.1 ** (T - 1):.1f} explodes.")

@@ -1,0 +1,84 @@
+# Attention from the bottleneck up: build, test and run the course.
+#   make book   build the website into _build/html (creates .venv on first use)
+#   make test   run every check: lint, unit tests, notebook validation, build, browser test
+# GNU make. Everything runs inside .venv, installed from the pinned requirements.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+BUILD  := _build
+
+# Deterministic, single-threaded numerics on a small shared CPU; no GUI for matplotlib.
+export PYTHONHASHSEED := 0
+export OMP_NUM_THREADS := 1
+export MKL_NUM_THREADS := 1
+export OPENBLAS_NUM_THREADS := 1
+export MPLBACKEND := Agg
+# Use platformdirs for Jupyter paths (silences jupyter_core's deprecation warning).
+export JUPYTER_PLATFORM_DIRS := 1
+
+JB_FLAGS := -n -W --keep-going --all --builder html
+
+.PHONY: help book test lint unit nbval build-book browser execute bench clean distclean
+
+help:
+	@echo "make book       build the website into $(BUILD)/html (creates $(VENV) on first use)"
+	@echo "make test       lint, unit tests, notebook validation, book build, browser test"
+	@echo "make execute    re-run every chapters/*.ipynb in place (for authors)"
+	@echo "make bench      time the heavy steps; writes $(BUILD)/bench.json"
+	@echo "make clean      remove $(BUILD)/ (keeps $(VENV)/); make distclean also removes $(VENV)/"
+
+# (Re)install the pinned environment whenever a pin or the package metadata changes.
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -r requirements.txt -c constraints.txt -e .
+	touch $@
+
+book: build-book
+	@echo "Website: $(BUILD)/html/index.html"
+
+build-book: $(STAMP)
+	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	test -f $(BUILD)/html/index.html
+
+lint: $(STAMP)
+	$(BIN)/ruff check code tests chapters book/_ext
+
+unit: $(STAMP)
+	$(BIN)/pytest tests --ignore=tests/test_browser.py
+
+nbval: $(STAMP)
+	$(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
+
+browser: $(STAMP)
+	$(BIN)/pytest tests/test_browser.py
+
+# Each step runs only if the one before it passed; make stops at the first failure.
+test: $(STAMP)
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory nbval
+	$(MAKE) --no-print-directory build-book
+	$(MAKE) --no-print-directory browser
+
+execute: $(STAMP)
+	for nb in chapters/*.ipynb; do \
+	  echo "executing $$nb"; \
+	  $(BIN)/jupyter-execute --inplace --timeout=600 --kernel_name=python3 "$$nb"; \
+	done
+
+bench: $(STAMP)
+	mkdir -p $(BUILD)
+	$(BIN)/python tests/bench.py
+
+clean:
+	rm -rf $(BUILD)
+
+distclean: clean
+	rm -rf $(VENV)
