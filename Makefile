@@ -51,13 +51,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check code tests chapters book/_ext
 
 unit: $(STAMP)
-	$(BIN)/pytest tests --ignore=tests/test_browser.py
+	$(BIN)/pytest tests --ignore-glob='tests/test_browser*.py'
 
 nbval: $(STAMP)
 	$(BIN)/pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
 
 browser: $(STAMP)
-	$(BIN)/pytest tests/test_browser.py
+	$(BIN)/pytest $(wildcard tests/test_browser*.py)
 
 # Each step runs only if the one before it passed; make stops at the first failure.
 test: $(STAMP)

@@ -18,15 +18,17 @@ __all__ = ["train_seq2seq", "accuracy", "evaluate_by_length"]
 
 
 def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int, lr: float = 3e-3,
-                  clip: float | None = 1.0, optimizer: str = "adam",
+                  clip: float | None = 1.0, optimizer: str = "adam", decay: bool = False,
                   callback: Callable[[int], bool] | None = None, every: int = 100) -> dict[str, list[float]]:
     """Teacher-forced cross-entropy training for ``steps`` batches from ``make_batch()``.
 
     ``clip`` rescales the gradient to at most that total norm (None: no clipping). Returns the
     history: ``loss`` and the gradient norm *before* clipping, ``grad_norm``, per step.
+    ``decay=True`` lowers the learning rate linearly to zero over the ``steps``.
     ``callback(step)``, if given, runs after every ``every`` steps; returning True stops early.
     """
     opt = (torch.optim.Adam if optimizer == "adam" else torch.optim.SGD)(model.parameters(), lr=lr)
+    schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps if decay else 1.0)
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)
     history: dict[str, list[float]] = {"loss": [], "grad_norm": []}
     model.train()
@@ -38,6 +40,7 @@ def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int,
         loss.backward()
         norm = nn.utils.clip_grad_norm_(model.parameters(), clip if clip is not None else float("inf"))
         opt.step()
+        schedule.step()
         history["loss"].append(loss.item())
         history["grad_norm"].append(norm.item())
         if callback is not None and (step + 1) % every == 0:
