@@ -25,13 +25,15 @@ export JUPYTER_PLATFORM_DIRS := 1
 
 JB_FLAGS := -n -W --keep-going --all --builder html
 
-.PHONY: help book test lint unit nbval build-book browser execute bench clean distclean
+.PHONY: help book test lint unit nbval build-book browser execute bench student slides clean distclean
 
 help:
 	@echo "make book       build the website into $(BUILD)/html (creates $(VENV) on first use)"
 	@echo "make test       lint, unit tests, notebook validation, book build, browser test"
 	@echo "make execute    re-run every chapters/*.ipynb in place (for authors)"
 	@echo "make bench      time the heavy steps; writes $(BUILD)/bench.json"
+	@echo "make student    write the student edition (solutions removed) into $(BUILD)/student"
+	@echo "make slides     export each chapter to offline reveal.js slides in $(BUILD)/slides"
 	@echo "make clean      remove $(BUILD)/ (keeps $(VENV)/); make distclean also removes $(VENV)/"
 
 # (Re)install the pinned environment whenever a pin or the package metadata changes.
@@ -76,6 +78,12 @@ execute: $(STAMP)
 bench: $(STAMP)
 	mkdir -p $(BUILD)
 	$(BIN)/python tests/bench.py
+
+student: $(STAMP)
+	$(BIN)/python -m attention_course.student --chapters chapters --out $(BUILD)/student
+
+slides: $(STAMP)
+	$(BIN)/python -m attention_course.slides --chapters chapters --out $(BUILD)/slides
 
 clean:
 	rm -rf $(BUILD)
