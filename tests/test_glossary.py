@@ -29,9 +29,13 @@ NOTATION = ROOT / "book" / "notation.md"
 CHAPTER_FILES = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 
 # Chapter notebook stems (e.g. "01_seq2seq_bottleneck") whose {term} links are complete.
-CHAPTERS_WITH_TERMS: list[str] = []
+CHAPTERS_WITH_TERMS: list[str] = ["01_seq2seq_bottleneck", "02_attention", "03_self_attention",
+                                   "04_multihead_attention", "05_attention_cca", "06_attention_explanation",
+                                   "07_beyond"]
 # Chapter notebook stems whose math uses only symbols defined on the notation page.
-NOTATION_CHECKED_CHAPTERS: list[str] = []
+NOTATION_CHECKED_CHAPTERS: list[str] = ["01_seq2seq_bottleneck", "02_attention", "03_self_attention",
+                                         "04_multihead_attention", "05_attention_cca", "06_attention_explanation",
+                                         "07_beyond"]
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 TERM_ROLE = re.compile(r"\{term\}`([^`]+)`")
@@ -55,7 +59,7 @@ COMMON_MACROS = {
     "\\emptyset", "\\varnothing", "\\mathrm{d}", "\\operatorname*", "\\limits", "\\nolimits", "\\choose",
     "\\binom", "\\mathsf", "\\mathtt", "\\rm", "\\bf", "\\it", "\\land", "\\lor", "\\lnot", "\\neg",
     "\\uparrow", "\\downarrow", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr", "\\gg", "\\ll", "\\prime", "\\ell",
-    "\\textstyle", "\\scriptstyle",
+    "\\textstyle", "\\scriptstyle", "\\bmod", "\\pmod", "\\mod", "\\pi",
 }
 # Bound indices and counters a chapter may introduce on the spot.
 INDEX_LETTERS = {"i", "j", "l", "m", "r", "u", "e", "f", "g", "z", "L", "N", "O"}

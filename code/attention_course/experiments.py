@@ -26,7 +26,7 @@ class LengthProtocol:
     min_len: int = 1
     max_len: int = 30
     batch_size: int = 64
-    steps: int = 1200
+    steps: int = 1000
     lr: float = 3e-3
     clip: float | None = 1.0
     eval_lengths: tuple[int, ...] = field(default_factory=lambda: tuple(range(3, 31, 3)))

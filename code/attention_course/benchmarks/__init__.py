@@ -14,6 +14,8 @@ def run_all() -> dict[str, float]:
     """Run every benchmark module's ``run()`` and merge the metrics."""
     metrics: dict[str, float] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):          # helpers, not benchmarks
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         metrics.update(module.run())
     return metrics

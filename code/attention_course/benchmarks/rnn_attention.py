@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from ..translator import COMPARISON_BUDGET, date_exact_match, train_date_translator
+from ._clock import training_seconds_until
 
 TARGET = 0.999
 
@@ -13,18 +14,8 @@ def seconds_to_target(every: int = 50, **kwargs) -> float:
     """Training seconds of ``train_date_translator(**kwargs)`` until the exact match on the 5,000
     held-out dates, checked every ``every`` steps, reaches TARGET (inf if it never does).
     Evaluation time is not counted."""
-    clock = {"train": 0.0, "since": time.perf_counter(), "reached": float("inf")}
-
-    def callback(step, model) -> bool:
-        clock["train"] += time.perf_counter() - clock["since"]
-        reached = date_exact_match(model) >= TARGET
-        if reached:
-            clock["reached"] = clock["train"]
-        clock["since"] = time.perf_counter()
-        return reached
-
-    train_date_translator(callback=callback, every=every, **kwargs)
-    return clock["reached"]
+    return training_seconds_until(lambda **cb: train_date_translator(**cb, **kwargs),
+                                  lambda model: date_exact_match(model) >= TARGET, every)
 
 
 def run() -> dict[str, float]:

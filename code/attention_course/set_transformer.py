@@ -1,0 +1,253 @@
+"""Set Transformer (Lee et al., 2019): attention blocks for inputs that are sets, not sequences.
+
+A set has no order, so a model of a set must not depend on the order in which its elements
+are listed. Attention without positional encodings has that property built in: permuting the
+keys and values permutes the terms of a sum, and permuting the queries permutes the output
+rows. The paper builds everything from one block,
+
+    MAB(X, Y) = LayerNorm(H + rFF(H)),   H = LayerNorm(X + MultiHead(X, Y, Y))
+
+(queries from X, keys and values from Y; rFF is a feed-forward net applied to each row), and
+three uses of it:
+
+    SAB(X)      = MAB(X, X)                         self-attention among the elements, O(n^2)
+    ISAB_m(X)   = MAB(X, MAB(I, X))                 via m learned inducing points I, O(n m)
+    PMA_k(Z)    = MAB(S, rFF(Z))                    k learned seed vectors S pool the set to k rows
+
+SAB and ISAB are permutation-*equivariant* (permute the input rows, the output rows follow);
+PMA is permutation-*invariant* (the output does not change). A stack of SAB/ISAB layers then
+PMA is a permutation-invariant function of the set.
+
+Shapes: a batch of sets is (B, n, d), one row per element; ``mask`` (B, n) boolean marks the
+real elements (True) of sets padded to a common n. The attention is the package's
+:class:`~attention_course.multihead.MultiHeadAttention`.
+
+The second half of the module is the paper's first experiment, at small scale: regress the
+maximum of a set of numbers, with the Set Transformer against DeepSets-style baselines that
+pool with mean, sum or max.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from .multihead import MultiHeadAttention
+
+__all__ = ["MAB", "SAB", "ISAB", "PMA", "PooledSetModel", "SetTransformerModel", "max_regression_batch",
+           "max_regression_test_set", "train_max_regression", "max_regression_mae", "VALUE_HIGH"]
+
+
+def _check_set(x: torch.Tensor, dim: int, name: str = "x") -> None:
+    if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != dim:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"{name} must be a batch of sets (batch, n, dim={dim}), got {got}")
+
+
+def _check_mask(mask: torch.Tensor | None, x: torch.Tensor) -> None:
+    if mask is None:
+        return
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.shape != x.shape[:2]:
+        got = f"{tuple(mask.shape)} {mask.dtype}" if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise ValueError(f"mask must be a boolean (batch, n) = {tuple(x.shape[:2])} tensor marking real "
+                         f"elements with True, got {got}")
+
+
+class MAB(nn.Module):
+    """Multihead attention block: ``forward(X (B, n, d), Y (B, m, d), mask (B, m) | None) -> (B, n, d)``.
+
+    Queries come from X, keys and values from Y; ``mask`` hides padded rows of Y. The attention
+    weights of the last call, (B, heads, n, m), are kept in ``last_weights`` for inspection.
+    """
+
+    def __init__(self, dim: int, num_heads: int, ff_hidden: int | None = None, layer_norm: bool = True):
+        super().__init__()
+        self.dim = dim
+        self.attention = MultiHeadAttention(dim, num_heads)
+        hidden = ff_hidden or 2 * dim
+        self.rff = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+        self.norm1 = nn.LayerNorm(dim) if layer_norm else nn.Identity()
+        self.norm2 = nn.LayerNorm(dim) if layer_norm else nn.Identity()
+        self.last_weights: torch.Tensor | None = None
+
+    def forward(self, X: torch.Tensor, Y: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        _check_set(X, self.dim, "X")
+        _check_set(Y, self.dim, "Y")
+        _check_mask(mask, Y)
+        key_mask = None if mask is None else mask[:, None, :]           # (B, 1, m): same for every query
+        attended, weights = self.attention(X, Y, Y, key_mask)          # (B, n, d), (B, heads, n, m)
+        self.last_weights = weights.detach()
+        H = self.norm1(X + attended)
+        return self.norm2(H + self.rff(H))
+
+
+class SAB(nn.Module):
+    """Set attention block, MAB(X, X): ``forward(X (B, n, d), mask) -> (B, n, d)``, equivariant."""
+
+    def __init__(self, dim: int, num_heads: int, layer_norm: bool = True):
+        super().__init__()
+        self.mab = MAB(dim, num_heads, layer_norm=layer_norm)
+
+    def forward(self, X: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.mab(X, X, mask)
+
+
+class ISAB(nn.Module):
+    """Induced set attention block: ``forward(X (B, n, d), mask) -> (B, n, d)``, equivariant.
+
+    The m inducing points I (m, d) attend to the set (m x n scores), then the set attends to
+    the m results (n x m scores): 2 n m scores instead of SAB's n^2.
+    """
+
+    def __init__(self, dim: int, num_heads: int, num_inducing: int, layer_norm: bool = True):
+        super().__init__()
+        if not isinstance(num_inducing, int) or num_inducing < 1:
+            raise ValueError(f"num_inducing must be a positive int, got {num_inducing!r}")
+        self.inducing = nn.Parameter(torch.randn(1, num_inducing, dim) / dim**0.5)   # I (1, m, d)
+        self.mab_in = MAB(dim, num_heads, layer_norm=layer_norm)
+        self.mab_out = MAB(dim, num_heads, layer_norm=layer_norm)
+
+    def forward(self, X: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        _check_set(X, self.inducing.shape[-1], "X")
+        H = self.mab_in(self.inducing.expand(X.shape[0], -1, -1), X, mask)   # (B, m, d)
+        return self.mab_out(X, H)                                             # (B, n, d)
+
+
+class PMA(nn.Module):
+    """Pooling by multihead attention: ``forward(Z (B, n, d), mask) -> (B, k, d)``, invariant.
+
+    k learned seed vectors S (k, d) are the queries; the set, after a row-wise feed-forward
+    net, gives the keys and values.
+    """
+
+    def __init__(self, dim: int, num_heads: int, num_seeds: int = 1, layer_norm: bool = True):
+        super().__init__()
+        if not isinstance(num_seeds, int) or num_seeds < 1:
+            raise ValueError(f"num_seeds must be a positive int, got {num_seeds!r}")
+        self.seeds = nn.Parameter(torch.randn(1, num_seeds, dim) / dim**0.5)        # S (1, k, d)
+        self.rff = nn.Sequential(nn.Linear(dim, dim), nn.ReLU())
+        self.mab = MAB(dim, num_heads, layer_norm=layer_norm)
+
+    def forward(self, Z: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        _check_set(Z, self.seeds.shape[-1], "Z")
+        return self.mab(self.seeds.expand(Z.shape[0], -1, -1), self.rff(Z), mask)
+
+
+# ---- the max-regression experiment ------------------------------------------------------------
+
+VALUE_HIGH = 100.0   # elements are drawn uniformly from [0, VALUE_HIGH), as in the paper's demo
+
+
+def _pool(h: torch.Tensor, mask: torch.Tensor | None, how: str) -> torch.Tensor:
+    """(B, n, d) -> (B, d) by mean, sum or max over the real elements."""
+    if mask is not None:
+        m = mask[..., None]
+        if how == "max":
+            return h.masked_fill(~m, torch.finfo(h.dtype).min).amax(1)
+        h = h * m
+        return h.sum(1) if how == "sum" else h.sum(1) / m.sum(1).clamp(min=1)
+    return {"mean": h.mean, "sum": h.sum, "max": h.amax}[how](1)
+
+
+class PooledSetModel(nn.Module):
+    """DeepSets-style baseline: a row-wise encoder, a fixed pooling (mean, sum or max), a decoder.
+
+    ``forward(x (B, n, 1), mask (B, n) | None) -> (B,)``.
+    """
+
+    def __init__(self, pool: str, dim: int = 64):
+        super().__init__()
+        if pool not in ("mean", "sum", "max"):
+            raise ValueError(f"pool must be 'mean', 'sum' or 'max', got {pool!r}")
+        self.pool = pool
+        self.encoder = nn.Sequential(nn.Linear(1, dim), nn.ReLU(), nn.Linear(dim, dim), nn.ReLU(),
+                                     nn.Linear(dim, dim))
+        self.decoder = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 1))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        _check_set(x, 1)
+        _check_mask(mask, x)
+        return self.decoder(_pool(self.encoder(x), mask, self.pool)).squeeze(-1)
+
+
+class SetTransformerModel(nn.Module):
+    """Embedding, ``num_blocks`` SABs, PMA with one seed, a linear read-out.
+
+    ``layer_norm`` defaults to False, as in the authors' public max-regression demo; the paper's
+    equations (and :class:`MAB`'s default) include it.
+
+    ``forward(x (B, n, 1), mask (B, n) | None) -> (B,)``.
+    """
+
+    def __init__(self, dim: int = 32, num_heads: int = 4, num_blocks: int = 1, layer_norm: bool = False):
+        super().__init__()
+        self.embed = nn.Sequential(nn.Linear(1, dim), nn.ReLU(), nn.Linear(dim, dim))   # row-wise, like rFF
+        self.blocks = nn.ModuleList(SAB(dim, num_heads, layer_norm) for _ in range(num_blocks))
+        self.pool = PMA(dim, num_heads, num_seeds=1, layer_norm=layer_norm)
+        self.readout = nn.Linear(dim, 1)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        _check_set(x, 1)
+        h = self.embed(x)
+        for block in self.blocks:
+            h = block(h, mask)
+        return self.readout(self.pool(h, mask))[:, 0, 0]          # one seed, one number: (B,)
+
+
+def max_regression_batch(rng: np.random.Generator, batch_size: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``batch_size`` sets of ``n`` numbers uniform on [0, VALUE_HIGH): x (B, n, 1), target max (B,)."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"set size n must be a positive int, got {n!r}")
+    x = torch.from_numpy(rng.uniform(0.0, VALUE_HIGH, size=(batch_size, n, 1))).float()
+    return x, x.amax(dim=(1, 2))
+
+
+def max_regression_test_set(seed: int = 1234, per_size: int = 200,
+                            max_size: int = 10) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """A fixed test set: ``per_size`` sets of every size 1..max_size, one (x, target) pair per size."""
+    rng = np.random.default_rng(seed)
+    return [max_regression_batch(rng, per_size, n) for n in range(1, max_size + 1)]
+
+
+def train_max_regression(model: nn.Module, rng: np.random.Generator, steps: int = 1000, batch_size: int = 64,
+                         max_size: int = 10, lr: float = 1e-3, scale: float = 1.0) -> list[float]:
+    """L1 (mean absolute error) training on fresh batches; each batch has one size n in 1..max_size.
+
+    The model sees x / scale and predicts max / scale (the chapter uses scale = VALUE_HIGH, so that
+    inputs and targets lie in [0, 1)); every model gets the same Adam run with a learning rate
+    decaying linearly to 0. Returns the loss per step, in the data's units.
+    """
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps)   # linear decay to 0
+    losses = []
+    model.train()
+    for _ in range(steps):
+        x, y = max_regression_batch(rng, batch_size, int(rng.integers(1, max_size + 1)))
+        prediction = scale * model(x / scale)
+        if prediction.shape != y.shape:
+            raise ValueError(f"the model must return one number per set, shape {tuple(y.shape)}, got "
+                             f"{tuple(prediction.shape)}")
+        loss = (prediction - y).abs().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        schedule.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses
+
+
+@torch.no_grad()
+def max_regression_mae(model: nn.Module, test_set: list[tuple[torch.Tensor, torch.Tensor]],
+                       scale: float = 1.0) -> float:
+    """Mean absolute error of the predicted maximum over every set of ``test_set``, in data units."""
+    model.eval()
+    errors = []
+    for x, y in test_set:
+        prediction = scale * model(x / scale)
+        if prediction.shape != y.shape:
+            raise ValueError(f"the model must return one number per set, shape {tuple(y.shape)}, got "
+                             f"{tuple(prediction.shape)}")
+        errors.append((prediction - y).abs())
+    return torch.cat(errors).mean().item()

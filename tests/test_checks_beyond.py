@@ -1,0 +1,99 @@
+"""Every Chapter 7 exercise checker accepts the reference solution and rejects typical wrong answers."""
+
+import pytest
+import torch
+from attention_course.checks import CheckFailed
+from attention_course.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
+from attention_course.forecast import seasonal_naive
+
+
+def _scores(q, k, offset, alpha):
+    delta = (k[None] - q[:, None]).double()                  # (N_q, N_k, D)
+    return -alpha * ((delta - offset.double()) ** 2).sum(-1)
+
+
+def test_offset_scores_accepts_reference(capsys):
+    check_offset_scores(_scores)
+    assert "Correct" in capsys.readouterr().out
+
+
+def test_offset_scores_accepts_a_per_query_constant(capsys):
+    check_offset_scores(lambda q, k, o, a: _scores(q, k, o, a) + q.double().sum(-1, keepdim=True))
+    assert "Correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda q, k, o, a: _scores(q, k, -o, a), "query - offset instead of query \\+ offset"),
+    (lambda q, k, o, a: -_scores(q, k, o, a), "grow with the distance"),
+    (lambda q, k, o, a: _scores(q, k, o, 0.7), "do not change with alpha"),
+    (lambda q, k, o, a: _scores(q, k, o, a)[:, :-1], r"shape \(N_q, N_k\)"),
+    (lambda q, k, o, a: _scores(q, k, o + torch.tensor([1, 0]), a),
+     r"largest weight is on key \[3, 0\], expected key \[2, 0\]"),
+])
+def test_offset_scores_rejects_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        check_offset_scores(wrong)
+
+
+def _soft_max(x, alpha):
+    return (torch.softmax(alpha * x, -1) * x).sum(-1)
+
+
+def test_attention_max_accepts_reference(capsys):
+    check_attention_max(_soft_max)
+    assert "Correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda x, a: x.amax(-1), "hard max"),
+    (lambda x, a: (torch.softmax(a * x, 0) * x).sum(-1), "over the batch"),
+    (lambda x, a: (torch.softmax(x, -1) * x).sum(-1), "does not depend on alpha"),
+    (lambda x, a: x.mean(-1), "that is the mean"),
+    (lambda x, a: torch.softmax(a * x, -1), "the weights alone"),
+    (lambda x, a: (torch.softmax(a * x, -1) * x).sum(-1) + 1, "expected"),
+    (lambda x, a: x[:, 0], "expected"),
+])
+def test_attention_max_rejects_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        check_attention_max(wrong)
+
+
+def test_attention_max_rejects_order_dependence():
+    calls = []
+
+    def order_dependent(x, alpha):          # right on the first two calls, then weighs elements by position
+        calls.append(1)
+        if len(calls) <= 2:
+            return _soft_max(x, alpha)
+        return _soft_max(x * torch.linspace(1, 2, x.shape[-1], dtype=x.dtype), alpha)
+
+    with pytest.raises(CheckFailed, match="reordering"):
+        check_attention_max(order_dependent)
+
+
+def test_seasonal_naive_accepts_reference(capsys):
+    check_seasonal_naive(seasonal_naive)
+    assert "Correct" in capsys.readouterr().out
+
+
+def _one_period_back(history, period, horizon):
+    L = history.shape[1]
+    return history[:, [L - period + h for h in range(horizon)]]     # fails for h >= period
+
+
+def _clamped(history, period, horizon):
+    L = history.shape[1]
+    return history[:, [min(L - period + h, L - 1) for h in range(horizon)]]
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (_one_period_back, "indexing failed"),
+    (_clamped, r"horizons 1..4 are right, horizon h = 5 is not"),
+    (lambda h, p, H: h[:, -1:].repeat(1, H), "naive forecast"),
+    (lambda h, p, H: seasonal_naive(h[:, :-1], p, H), "off by one"),
+    (lambda h, p, H: seasonal_naive(h, p, H)[:, :-1], r"shape \(batch, horizon\)"),
+    (lambda h, p, H: seasonal_naive(h, p, H) * torch.tensor([1.0] * 8 + [2.0], dtype=h.dtype), "horizon h = 9"),
+])
+def test_seasonal_naive_rejects_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        check_seasonal_naive(wrong)
