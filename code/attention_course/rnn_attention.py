@@ -20,7 +20,7 @@ from torch import nn
 
 from .attention import masked_softmax, padding_mask
 from .data import BOS, EOS, PAD
-from .seq2seq import Encoder, make_rnn
+from .seq2seq import Encoder, check_source, make_rnn
 
 __all__ = ["DotScore", "GeneralScore", "AdditiveScore", "make_score", "AttentionDecoder", "AttentionSeq2Seq"]
 
@@ -97,11 +97,7 @@ class AttentionSeq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(hs (B, S, H), final state, src_mask (B, 1, S))."""
-        if src.dim() != 2 or src.dtype != torch.long:
-            raise ValueError(f"src must be a (batch, length) tensor of token ids (int64), got "
-                             f"shape {tuple(src.shape)} and dtype {src.dtype}")
-        if lengths.shape != src.shape[:1]:
-            raise ValueError(f"lengths must have shape ({src.shape[0]},), got {tuple(lengths.shape)}")
+        check_source(src, lengths)
         hs, state = self.encoder(src, lengths)
         return hs, state, padding_mask(lengths, src.shape[1])
 

@@ -16,7 +16,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .data import BOS, EOS, PAD
 
-__all__ = ["Encoder", "Decoder", "Seq2Seq", "reverse_padded", "make_rnn"]
+__all__ = ["Encoder", "Decoder", "Seq2Seq", "reverse_padded", "make_rnn", "check_source"]
 
 _CELLS = {"rnn": (nn.RNN, {"nonlinearity": "tanh"}), "relu_rnn": (nn.RNN, {"nonlinearity": "relu"}),
           "gru": (nn.GRU, {}), "lstm": (nn.LSTM, {})}
@@ -28,6 +28,15 @@ def make_rnn(cell: str, input_size: int, hidden_size: int, **kwargs) -> nn.RNNBa
         raise ValueError(f"cell must be one of {sorted(_CELLS)}, got {cell!r}")
     layer, options = _CELLS[cell]
     return layer(input_size, hidden_size, batch_first=True, **options, **kwargs)
+
+
+def check_source(src: torch.Tensor, lengths: torch.Tensor) -> None:
+    """Raise ValueError unless ``src`` is a (B, S) int64 tensor of token ids and ``lengths`` is (B,)."""
+    if src.dim() != 2 or src.dtype != torch.long:
+        raise ValueError(f"src must be a (batch, length) tensor of token ids (int64), got "
+                         f"shape {tuple(src.shape)} and dtype {src.dtype}")
+    if lengths.shape != src.shape[:1]:
+        raise ValueError(f"lengths must have shape ({src.shape[0]},), got {tuple(lengths.shape)}")
 
 
 def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -100,11 +109,7 @@ class Seq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(hs (B, S, hidden_dim), context state)."""
-        if src.dim() != 2 or src.dtype != torch.long:
-            raise ValueError(f"src must be a (batch, length) tensor of token ids (int64), got "
-                             f"shape {tuple(src.shape)} and dtype {src.dtype}")
-        if lengths.shape != src.shape[:1]:
-            raise ValueError(f"lengths must have shape ({src.shape[0]},), got {tuple(lengths.shape)}")
+        check_source(src, lengths)
         if self.reverse_input:
             src = reverse_padded(src, lengths)
         return self.encoder(src, lengths)

@@ -32,6 +32,7 @@ from .attention import causal_mask, padding_mask
 from .data import BOS, EOS, PAD
 from .dates import MAX_SOURCE_LEN, SOURCE_VOCAB, TARGET_LEN, TARGET_VOCAB, date_batch
 from .multihead import MultiHeadAttention
+from .seq2seq import check_source
 from .training import train_seq2seq
 from .translator import HELD_OUT_SEED
 
@@ -145,11 +146,7 @@ class Transformer(nn.Module):
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(memory (B, S, d), src_mask (B, 1, S), encoder weights: one (B, H, S, S) per layer)."""
-        if src.dim() != 2 or src.dtype != torch.long:
-            raise ValueError(f"src must be a (batch, length) tensor of token ids (int64), got "
-                             f"shape {tuple(src.shape)} and dtype {src.dtype}")
-        if lengths.shape != src.shape[:1]:
-            raise ValueError(f"lengths must have shape ({src.shape[0]},), got {tuple(lengths.shape)}")
+        check_source(src, lengths)
         src_mask = padding_mask(lengths, src.shape[1])                          # (B, 1, S) keys
         x, weights = self._embed(self.src_embed, src), []
         for layer in self.encoder:
