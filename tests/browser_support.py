@@ -1,6 +1,6 @@
 """Shared pieces of the browser tests: find Chromium, serve a folder, launch, watch a page.
 
-The same approach as ``tests/test_browser.py``: Debian's Chromium at /usr/bin/chromium driven by
+Used by every browser test: Debian's Chromium at /usr/bin/chromium driven by
 the playwright package (never ``playwright install``, which downloads a browser), a folder served
 on 127.0.0.1 from a thread, and every request that would leave the machine aborted and recorded,
 which proves the pages work offline. Without Chromium or playwright a browser test is skipped,

@@ -12,44 +12,18 @@ is skipped, unless REQUIRE_BROWSER=1 (as in CI), which turns that into a failure
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-import threading
 import urllib.error
 import urllib.request
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from browser_support import SITE, Watch, chromium, require_browser, screenshot, serve
 
-ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "_build" / "html"
-SHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
-REQUIRE_BROWSER = os.environ.get("REQUIRE_BROWSER") == "1"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
 # Pages Sphinx generates that are not content: checked through the links that point at them.
 SKIP_PAGES = {"genindex.html", "py-modindex.html", "search.html"}
-IGNORED_PATHS = {"/favicon.ico"}  # the browser asks for it by itself; the site does not link it
 
-
-def _unavailable(reason: str) -> None:
-    if REQUIRE_BROWSER:
-        pytest.fail(f"{reason}, and REQUIRE_BROWSER=1 requires the browser test to run "
-                    f"(apt-get install chromium)", pytrace=False)
-    pytest.skip(f"{reason}: browser test skipped (set REQUIRE_BROWSER=1 to fail instead)",
-                allow_module_level=True)
-
-
-if not CHROMIUM.exists():
-    _unavailable(f"Chromium not found at {CHROMIUM}")
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:
-    _unavailable("the playwright package is not installed")
+sync_playwright = require_browser()
 
 
 def _pages() -> list[str]:
@@ -70,78 +44,22 @@ PAGES = _pages()
 # --------------------------------------------------------------------------- fixtures
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
-        pass
-
-
 @pytest.fixture(scope="module")
 def base_url():
     if not (SITE / "index.html").is_file():
         pytest.fail(f"{SITE / 'index.html'} is missing: run `make book` first", pytrace=False)
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with serve(SITE) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    pw = sync_playwright().start()
-    try:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-    except Exception as err:  # a broken install is a failure, not a skip
-        pw.stop()
-        pytest.fail(f"could not launch {CHROMIUM}: {err}", pytrace=False)
-    yield b
-    b.close()
-    pw.stop()
-
-
-class _Watch:
-    """Everything a page did that it should not: console errors, off-machine requests, failures."""
-
-    def __init__(self, page, base_url: str):
-        self.console: list[str] = []
-        self.blocked: list[str] = []
-        self.failed: list[str] = []
-        host = urlsplit(base_url).netloc
-
-        def route(r):
-            parts = urlsplit(r.request.url)
-            if parts.scheme in ("data", "blob") or parts.netloc == host:
-                r.continue_()
-            else:
-                self.blocked.append(r.request.url)
-                r.abort()
-
-        def on_response(resp):
-            if resp.status >= 400 and urlsplit(resp.url).path not in IGNORED_PATHS:
-                self.failed.append(f"{resp.status} {resp.url}")
-
-        page.route("**/*", route)
-        page.on("console", lambda m: m.type == "error" and self.console.append(m.text))
-        page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
-        page.on("response", on_response)
-
-    def problems(self) -> list[str]:
-        out = []
-        if self.blocked:
-            out.append("tried to reach the network (blocked):\n    " + "\n    ".join(self.blocked))
-        if self.failed:
-            out.append("failed requests:\n    " + "\n    ".join(self.failed))
-        # A blocked request also logs a console error; report it once, above.
-        console = [c for c in self.console if not (self.blocked and "net::ERR_FAILED" in c)]
-        if console:
-            out.append("console errors:\n    " + "\n    ".join(console))
-        return out
+    with chromium(sync_playwright) as b:
+        yield b
 
 
 class _Tab:
-    def __init__(self, page, watch: _Watch):
+    def __init__(self, page, watch: Watch):
         self.page, self.watch = page, watch
 
 
@@ -150,7 +68,7 @@ def tab(browser, base_url):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    yield _Tab(page, _Watch(page, base_url))
+    yield _Tab(page, Watch(page, base_url))
     context.close()
 
 
@@ -215,12 +133,6 @@ def _open(page, base_url: str, rel: str) -> None:
         page.wait_for_load_state("load")
 
 
-def _screenshot(page, rel: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / (rel.replace("/", "_").removesuffix(".html") + ".png")),
-                    full_page=True)
-
-
 # --------------------------------------------------------------------------- tests
 
 
@@ -238,7 +150,7 @@ def test_page(tab, base_url, rel):
     _open(page, base_url, rel)
     has_mathjax = page.evaluate(_WAIT_FOR_MATHJAX)
     info = page.evaluate(_INSPECT)
-    _screenshot(page, rel)
+    screenshot(page, rel)
 
     problems = tab.watch.problems()
     if info["nmath"] and not has_mathjax:
@@ -284,7 +196,7 @@ def test_search_works_offline(tab, base_url):
     results = page.locator("#search-results li")
     results.first.wait_for(state="attached", timeout=20_000)
     n = results.count()
-    _screenshot(page, "search.html")
+    screenshot(page, "search.html")
     problems = tab.watch.problems()
     assert n > 0, "search for 'attention' returned no results"
     assert not problems, "search.html:\n  " + "\n  ".join(problems)
