@@ -24,8 +24,6 @@ from attention_course.importance import gradient_importance, kendall_tau, leave_
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-torch.set_num_threads(1)      # small tensors: more threads only add overhead on a shared machine
-
 
 @pytest.fixture(scope="module")
 def data():

@@ -10,15 +10,6 @@ from hypothesis import strategies as st
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One torch thread: on a busy 2-core machine two threads can make these small ops many times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _pair(E=16, H=4, bias=True, seed=0):
     torch.manual_seed(seed)
     reference = torch.nn.MultiheadAttention(E, H, bias=bias, batch_first=True, dtype=F64)

@@ -19,15 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One torch thread: on a busy 2-core machine two threads can make these small ops many times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _model(seed=0, **kwargs):
     torch.manual_seed(seed)
     return Transformer(len(SOURCE_VOCAB), len(TARGET_VOCAB), **kwargs).eval()
