@@ -21,7 +21,8 @@ def test_split_heads_accepts_reference(capsys):
     (lambda x, H: x.view(x.shape[0], x.shape[1], -1, H).permute(0, 3, 1, 2), "strided"),
     (lambda x, H: x.view(x.shape[0], x.shape[1], H, -1).transpose(1, 2).flip(1), "batch 0, head 0"),
     (lambda x, H: x, "expected shape"),
-    (lambda x, H: x.tolist(), "expected a tensor"),
+    (lambda x, H: x.tolist(), "expected shape"),              # lists are accepted; this one is not split
+    (lambda x, H: "heads", "expected the heads as a tensor"),
 ])
 def test_split_heads_rejects_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):

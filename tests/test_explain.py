@@ -238,3 +238,21 @@ def test_exact_adversary_against_brute_force_on_a_grid():
     ok = (torch.sigmoid(cand @ s[0]) - base).abs() <= eps
     best = js_divergence(cand[ok], a.expand(int(ok.sum()), 3)).max()
     assert float(jsd) >= float(best) - 1e-9 and float(jsd) - float(best) < 5e-3
+
+
+@pytest.mark.parametrize("T", [17, 20, 40])
+def test_precision_at_k_breaks_ties_towards_the_earlier_position(T):
+    # Chapter 6's uniform baseline ties every token; from T = 17 on torch's default (unstable) sort
+    # no longer returns tied entries in order, so only a stable sort gives the documented answer.
+    scores = torch.zeros(2, T)
+    evidence = torch.zeros(2, T, dtype=torch.bool)
+    evidence[0, :3] = True                                  # the first three tokens: all in the top 3
+    evidence[1, -3:] = True                                 # the last three: none in the top 3
+    assert precision_at_k(scores, evidence, torch.tensor([T, T])).tolist() == [1.0, 0.0]
+
+
+def test_precision_at_k_ranks_in_the_scores_own_precision():
+    # 1 + 1e-10 and 1 are one float32: converting would tie them and hand the top place to position 0.
+    scores = torch.tensor([[1.0, 1.0 + 1e-10]], dtype=torch.float64)
+    evidence = torch.tensor([[False, True]])
+    assert precision_at_k(scores, evidence, torch.tensor([2])).tolist() == [1.0]

@@ -1,8 +1,9 @@
 """attention_course: the tested code behind *Attention from the bottleneck up*.
 
 One module per idea. The core: ``attention`` (scaled dot-product attention, masked softmax,
-masks), ``repro`` (seeds and threads), ``show`` (package source in a notebook), ``viz`` (the
-offline attention explorer). By chapter:
+masks), ``validate`` (the argument checks every public function shares; book/bad_input.md lists
+what bad input gets), ``repro`` (seeds and threads), ``show`` (package source in a notebook),
+``viz`` (the offline attention explorer). By chapter:
 
 1. ``data`` (digit strings), ``seq2seq`` (the plain RNN encoder-decoder), ``training``,
    ``experiments`` (the length experiment), ``gradients`` (vanishing and exploding gradients);

@@ -24,6 +24,7 @@ from __future__ import annotations
 import torch
 
 from .attention import masked_softmax, padding_mask
+from .validate import check_lengths, positive_int
 
 __all__ = ["js_divergence", "total_variation", "permutation_output_change", "adversarial_attention",
            "adversarial_attention_search"]
@@ -60,17 +61,33 @@ def permutation_output_change(token_logits: torch.Tensor, bias: float, weights: 
     ``token_logits`` (N, T) are the s_t = w . h_t of the encoder states, which stay in place;
     only the weights (N, T) move, among the row's real tokens.
     """
+    token_logits, weights, real = _padding_cleared(token_logits, weights, lengths)   # real (N, T)
     N, T = weights.shape
-    if token_logits.shape != weights.shape:
-        raise ValueError(f"token_logits {tuple(token_logits.shape)} and weights {tuple(weights.shape)} differ")
-    real = padding_mask(lengths, T)[:, 0]                                          # (N, T)
-    keys = torch.rand(N, n_permutations, T, generator=generator)
+    keys = _uniform((N, n_permutations, T), generator).to(weights.device)         # sorting keys
     keys = keys.masked_fill(~real[:, None, :], float("inf"))                       # padding sorts last
     order = keys.argsort(-1)                                                       # (N, P, T)
     shuffled = weights[:, None, :].expand(N, n_permutations, T).gather(-1, order)  # (N, P, T)
     base = torch.sigmoid((weights * token_logits).sum(-1) + bias)                  # (N,)
     moved = torch.sigmoid((shuffled * token_logits[:, None, :]).sum(-1) + bias)    # (N, P)
     return total_variation(moved, base[:, None].expand_as(moved)).median(-1).values
+
+
+def _padding_cleared(token_logits: torch.Tensor, weights: torch.Tensor,
+                     lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(token_logits, weights, real (N, T)) with both maps set to 0 on padding: a select, so that NaN or
+    inf there cannot reach a sum (0 * inf is NaN)."""
+    if token_logits.shape != weights.shape or weights.dim() != 2:
+        raise ValueError(f"token_logits {tuple(token_logits.shape)} and weights {tuple(weights.shape)} must share "
+                         f"one (N, T) shape")
+    check_lengths(lengths, weights.shape[0], weights.shape[1], minimum=0)
+    real = padding_mask(lengths.to(weights.device), weights.shape[1])[:, 0]
+    return token_logits.masked_fill(~real, 0.0), weights.masked_fill(~real, 0.0), real
+
+
+def _uniform(shape: tuple[int, ...], generator: torch.Generator | None) -> torch.Tensor:
+    """U(0, 1) numbers drawn on the generator's device (the CPU by default), so results do not depend
+    on the device of the data."""
+    return torch.rand(shape, generator=generator, device=generator.device if generator is not None else "cpu")
 
 
 def _logit_interval(base_prob: torch.Tensor, bias: float, epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -91,23 +108,21 @@ def adversarial_attention(token_logits: torch.Tensor, bias: float, weights: torc
     every corner of the feasible polytope is tried (one-token distributions inside the interval,
     and two-token mixtures on its boundary), O(T^2) candidates per row, ``chunk`` rows at a time.
     """
-    if token_logits.shape != weights.shape:
-        raise ValueError(f"token_logits {tuple(token_logits.shape)} and weights {tuple(weights.shape)} differ")
     if not 0 < epsilon < 1:
         raise ValueError(f"epsilon must lie in (0, 1), got {epsilon!r}")
-    parts = [_corners(token_logits[i:i + chunk], bias, weights[i:i + chunk], lengths[i:i + chunk], epsilon)
-             for i in range(0, len(weights), chunk)]
+    token_logits, weights, real = _padding_cleared(token_logits, weights, lengths)
+    parts = [_corners(token_logits[i:i + chunk], bias, weights[i:i + chunk], real[i:i + chunk], epsilon)
+             for i in range(0, len(weights), positive_int("chunk", chunk))]
     return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
-def _corners(token_logits, bias, weights, lengths, epsilon):
-    """:func:`adversarial_attention` for one chunk of rows."""
+def _corners(token_logits, bias, weights, real, epsilon):
+    """:func:`adversarial_attention` for one chunk of rows; ``real`` (N, T) marks the real tokens."""
     s, a = token_logits.double(), weights.double()
     N, T = s.shape
-    real = padding_mask(lengths, T)[:, 0]                                           # (N, T)
     base = torch.sigmoid((a * s).sum(-1) + bias)
     lo, hi = _logit_interval(base, bias, epsilon - 1e-6)                             # a hair inside
-    eye = torch.eye(T, dtype=s.dtype)
+    eye = torch.eye(T, dtype=s.dtype, device=s.device)
     # corners with one token: all weight on token i, feasible if lo <= s_i <= hi
     ok1 = real & (s >= lo[:, None]) & (s <= hi[:, None])                            # (N, T)
     cand1 = eye.expand(N, T, T)                                                     # (N, T, T)
@@ -123,12 +138,12 @@ def _corners(token_logits, bias, weights, lengths, epsilon):
         cands.append(cand2.reshape(N, T * T, T))
         oks.append(ok2.reshape(N, T * T))
     cands.append(a[:, None, :])                                                     # the model's own: always feasible
-    oks.append(torch.ones(N, 1, dtype=torch.bool))
+    oks.append(torch.ones(N, 1, dtype=torch.bool, device=s.device))
     cand, ok = torch.cat(cands, 1), torch.cat(oks, 1)                               # (N, C, T), (N, C)
     jsd = js_divergence(cand, a[:, None, :].expand_as(cand)).masked_fill(~ok, -1.0)
     best = jsd.argmax(1)                                                            # (N,)
-    chosen = cand[torch.arange(N), best]
-    return chosen.to(weights.dtype), jsd[torch.arange(N), best].to(weights.dtype)
+    rows = torch.arange(N, device=s.device)
+    return cand[rows, best].to(weights.dtype), jsd[rows, best].to(weights.dtype)
 
 
 def adversarial_attention_search(token_logits: torch.Tensor, bias: float, weights: torch.Tensor,
@@ -139,14 +154,14 @@ def adversarial_attention_search(token_logits: torch.Tensor, bias: float, weight
     approach). Keeps, per row, the farthest iterate that satisfies the constraint. Same returns as
     :func:`adversarial_attention`.
     """
-    s, a = token_logits.detach(), weights.detach()
+    s, a, real = _padding_cleared(token_logits.detach(), weights.detach(), lengths)
     N, T = s.shape
-    mask = padding_mask(lengths, T)                                                 # (N, 1, T)
+    mask = real[:, None, :]                                                         # (N, 1, T)
     base = torch.sigmoid((a * s).sum(-1) + bias)
-    generator = torch.Generator().manual_seed(seed)
-    z = (torch.log(a.clamp(min=1e-6)) + 0.5 * torch.randn(N, T, generator=generator)).requires_grad_(True)
+    noise = torch.randn(N, T, generator=torch.Generator().manual_seed(seed), device="cpu").to(a.device)
+    z = (torch.log(a.clamp(min=1e-6)) + 0.5 * noise).requires_grad_(True)
     opt = torch.optim.Adam([z], lr=lr)
-    best, best_jsd = a.clone(), torch.zeros(N)
+    best, best_jsd = a.clone(), torch.zeros(N, dtype=a.dtype, device=a.device)
     for _ in range(steps):
         new = masked_softmax(z[:, None, :], mask)[:, 0]
         jsd = js_divergence(new, a)

@@ -25,8 +25,36 @@ import numpy as np
 __all__ = ["CCAResult", "cca", "cca_from_covariances", "inverse_sqrt_psd", "sqrt_psd", "principal_angles"]
 
 
+def _as_real(A, name: str, dims: int = 2) -> np.ndarray:
+    """``A`` as a float array with ``dims`` dims; complex or non-numeric data is a TypeError, not a
+    silent cast (numpy would drop the imaginary part)."""
+    A = np.asarray(A)
+    if np.iscomplexobj(A):
+        raise TypeError(f"{name} must be real, got complex values (dtype {A.dtype}); CCA here is defined for "
+                        f"real data")
+    if A.dtype == bool or not (np.issubdtype(A.dtype, np.floating) or np.issubdtype(A.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}")
+    if A.ndim != dims:
+        raise ValueError(f"{name} must be {dims}-D, got shape {A.shape}")
+    return A.astype(float)
+
+
+def _check_symmetric(C: np.ndarray, name: str) -> None:
+    if C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {C.shape}")
+    if not np.isfinite(C).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    scale = max(np.abs(C).max(), np.finfo(C.dtype).tiny)
+    if np.abs(C - C.T).max() > 1e-8 * scale:
+        i, j = np.unravel_index(np.abs(C - C.T).argmax(), C.shape)
+        raise ValueError(f"{name} ({C.shape[0]}x{C.shape[1]}) is not symmetric: entry ({i}, {j}) is {C[i, j]:.6g} "
+                         f"but ({j}, {i}) is {C[j, i]:.6g}; a covariance matrix is symmetric")
+
+
 def _eigh_psd(C: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Eigen-decomposition of a symmetric positive-definite matrix, or a ValueError saying why not."""
+    C = _as_real(C, name)
+    _check_symmetric(C, name)
     evals, evecs = np.linalg.eigh(C)
     tol = max(C.shape) * np.finfo(C.dtype).eps * max(abs(evals[-1]), np.finfo(C.dtype).tiny)
     if evals[0] <= tol:
@@ -79,11 +107,11 @@ class CCAResult:
 
     def transform(self, X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Canonical variates: ((X - x_mean) @ x_weights (n, k), (Y - y_mean) @ y_weights (m, k))."""
-        X = np.asarray(X, dtype=float)
-        Y = np.asarray(Y, dtype=float)
+        X, Y = np.asarray(X), np.asarray(Y)
         for name, Z, w in (("X", X, self.x_weights), ("Y", Y, self.y_weights)):
             if Z.ndim != 2 or Z.shape[1] != w.shape[0]:
                 raise ValueError(f"{name} must have shape (n, {w.shape[0]}), got {Z.shape}")
+        X, Y = _as_real(X, "X"), _as_real(Y, "Y")
         return (X - self.x_mean) @ self.x_weights, (Y - self.y_mean) @ self.y_weights
 
 
@@ -104,6 +132,8 @@ def cca_from_covariances(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndar
 
     The covariances may be sample or population ones; k defaults to min(p, q).
     """
+    cov_xx, cov_yy, cov_xy = (_as_real(C, name) for C, name in ((cov_xx, "cov_xx"), (cov_yy, "cov_yy"),
+                                                               (cov_xy, "cov_xy")))
     p, q = cov_xy.shape
     if cov_xx.shape != (p, p) or cov_yy.shape != (q, q):
         raise ValueError(f"covariance shapes do not fit together: cov_xx {cov_xx.shape}, cov_yy {cov_yy.shape}, "
@@ -125,10 +155,10 @@ def cca(X: np.ndarray, Y: np.ndarray, n_components: int | None = None, reg: floa
     covariance is singular, for example with fewer rows than features. Returns a
     :class:`CCAResult` with k = ``n_components`` (default min(p, q)) pairs, strongest first.
     """
-    X = np.asarray(X, dtype=float)
-    Y = np.asarray(Y, dtype=float)
+    X, Y = np.asarray(X), np.asarray(Y)
     if X.ndim != 2 or Y.ndim != 2:
         raise ValueError(f"X and Y must be 2-D (n, features), got shapes {X.shape} and {Y.shape}")
+    X, Y = _as_real(X, "X"), _as_real(Y, "Y")
     if X.shape[0] != Y.shape[0]:
         raise ValueError(f"X and Y must have the same number of rows (one per paired sample), "
                          f"got X {X.shape} and Y {Y.shape}")
@@ -155,7 +185,9 @@ def cca(X: np.ndarray, Y: np.ndarray, n_components: int | None = None, reg: floa
 
 
 def _orthonormal_basis(A: np.ndarray, name: str) -> np.ndarray:
-    A = np.asarray(A, dtype=float)
+    A = np.asarray(A)
+    if A.ndim == 2:
+        A = _as_real(A, name)
     if A.ndim != 2 or A.shape[1] == 0 or A.shape[1] > A.shape[0]:
         raise ValueError(f"{name} must be a (d, k) matrix with 1 <= k <= d, got shape {A.shape}")
     Q, R = np.linalg.qr(A)

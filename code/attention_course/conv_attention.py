@@ -39,6 +39,8 @@ positions, H = K^D heads:
 from __future__ import annotations
 
 import itertools
+import math
+import numbers
 
 import torch
 import torch.nn.functional as F
@@ -49,7 +51,7 @@ __all__ = ["kernel_offsets", "grid_positions", "relative_encoding", "positional_
            "quadratic_scores", "conv_as_attention"]
 
 
-def kernel_offsets(kernel_size: int, dims: int) -> torch.Tensor:
+def kernel_offsets(kernel_size: int, dims: int, device: torch.device | str | None = None) -> torch.Tensor:
     """(kernel_size**dims, dims) integer offsets Delta of a centred kernel, row-major.
 
     Row h is the offset of the kernel entry ``weight[..., i, j]`` with ``h = i * K + j`` (2-D) or
@@ -63,10 +65,10 @@ def kernel_offsets(kernel_size: int, dims: int) -> torch.Tensor:
         raise ValueError(f"dims must be 1 or 2, got {dims!r}")
     half = kernel_size // 2
     rows = list(itertools.product(range(-half, half + 1), repeat=dims))
-    return torch.tensor(rows, dtype=torch.long)
+    return torch.tensor(rows, dtype=torch.long, device=device)
 
 
-def grid_positions(shape: tuple[int, ...], start: int = 0) -> torch.Tensor:
+def grid_positions(shape: tuple[int, ...], start: int = 0, device: torch.device | str | None = None) -> torch.Tensor:
     """(prod(shape), len(shape)) integer coordinates of a grid, row-major, from ``start``.
 
     ``grid_positions((2, 3))`` lists (0, 0), (0, 1), (0, 2), (1, 0), ...: the order in which
@@ -74,7 +76,7 @@ def grid_positions(shape: tuple[int, ...], start: int = 0) -> torch.Tensor:
     """
     if not shape or any(not isinstance(n, int) or n < 1 for n in shape):
         raise ValueError(f"shape must be a non-empty tuple of positive ints, got {shape!r}")
-    axes = [torch.arange(start, start + n) for n in shape]
+    axes = [torch.arange(start, start + n, device=device) for n in shape]
     return torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1).reshape(-1, len(shape))
 
 
@@ -100,9 +102,9 @@ def positional_queries(offsets: torch.Tensor, alpha: float, dtype: torch.dtype =
     if not isinstance(offsets, torch.Tensor) or offsets.dim() != 2:
         got = tuple(offsets.shape) if isinstance(offsets, torch.Tensor) else type(offsets).__name__
         raise ValueError(f"offsets must be a (heads, D) tensor, got {got}")
-    if not (isinstance(alpha, (int, float)) and alpha > 0):
-        raise ValueError(f"alpha (the sharpness) must be a positive number, got {alpha!r}")
-    ones = torch.ones(offsets.shape[0], 1, dtype=dtype)
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < math.inf:
+        raise ValueError(f"alpha (the sharpness) must be a positive finite number, got {alpha!r}")
+    ones = torch.ones(offsets.shape[0], 1, dtype=dtype, device=offsets.device)
     return -alpha * torch.cat([ones, -2 * offsets.to(dtype)], dim=-1)
 
 
@@ -113,7 +115,11 @@ def quadratic_scores(query_positions: torch.Tensor, key_positions: torch.Tensor,
     v = positional_queries(offsets, alpha, dtype)                       # (H, D + 1)
     if v.shape[1] != r.shape[2]:
         raise ValueError(f"offsets have D={offsets.shape[1]} coordinates but positions have D={r.shape[2] - 1}")
-    return torch.einsum("hc,qkc->hqk", v, r)
+    scores = torch.einsum("hc,qkc->hqk", v, r)
+    if (scores.isnan() | scores.isposinf()).any():                      # -inf is fine: weight 0
+        raise ValueError(f"alpha={alpha!r} is too large for {dtype}: the scores overflow (inf - inf = NaN); "
+                         f"use a smaller alpha or float64")
+    return scores
 
 
 def conv_as_attention(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
@@ -147,9 +153,9 @@ def conv_as_attention(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
     B, spatial, half = x.shape[0], tuple(x.shape[2:]), K // 2
     x_pad = F.pad(x, (half, half) * dims)                                  # zeros around every side
     keys = x_pad.flatten(2).transpose(1, 2)                                # (B, N_k, C_in) one row per padded position
-    query_pos = grid_positions(spatial)                                    # (N_q, D)
-    key_pos = grid_positions(tuple(x_pad.shape[2:]), start=-half)          # (N_k, D), same coordinates as the queries
-    offsets = kernel_offsets(K, dims)                                      # (H, D)
+    query_pos = grid_positions(spatial, device=x.device)                   # (N_q, D)
+    key_pos = grid_positions(tuple(x_pad.shape[2:]), start=-half, device=x.device)  # (N_k, D), same coordinates
+    offsets = kernel_offsets(K, dims, device=x.device)                     # (H, D)
     scores = quadratic_scores(query_pos, key_pos, offsets, alpha, x.dtype)  # (H, N_q, N_k)
     weights = masked_softmax(scores)                                       # (H, N_q, N_k)
     W_heads = weight.flatten(2).permute(2, 1, 0)                           # (H, C_in, C_out): value map W[Delta_h]

@@ -13,7 +13,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-__all__ = ["PAD", "BOS", "EOS", "DIGIT_VOCAB", "Batch", "digit_batch", "decode_digits"]
+from .validate import positive_int
+
+__all__ = ["PAD", "BOS", "EOS", "DIGIT_VOCAB", "Batch", "digit_batch", "decode_digits", "decode_ids"]
 
 PAD, BOS, EOS = 0, 1, 2
 DIGIT_VOCAB = ["<pad>", "<bos>", "<eos>", *"0123456789"]
@@ -32,10 +34,15 @@ class Batch(NamedTuple):
         bos = torch.full_like(self.target[:, :1], BOS)
         return torch.cat([bos, self.target[:, :-1]], dim=1)
 
+    def to(self, device: torch.device | str | None) -> Batch:
+        """The same batch on ``device`` (no copy for tensors already there)."""
+        return Batch(*(t.to(device) for t in self))
+
 
 def digit_batch(rng: np.random.Generator, batch_size: int, min_len: int, max_len: int,
                 task: str = "copy") -> Batch:
     """Sample ``batch_size`` digit strings with lengths uniform in [min_len, max_len]."""
+    positive_int("batch_size", batch_size)
     if task not in ("copy", "reverse"):
         raise ValueError(f"task must be 'copy' or 'reverse', got {task!r}")
     if not 1 <= min_len <= max_len:
@@ -51,15 +58,24 @@ def digit_batch(rng: np.random.Generator, batch_size: int, min_len: int, max_len
     target = np.full((batch_size, max_len + 1), PAD)
     target[:, :max_len] = out
     target[np.arange(batch_size), lengths] = EOS
-    return Batch(torch.as_tensor(src), torch.as_tensor(lengths), torch.as_tensor(target))
+    return Batch(torch.from_numpy(src), torch.from_numpy(lengths), torch.from_numpy(target))   # on the CPU
+
+
+def decode_ids(ids, vocab: list[str]) -> str:
+    """Token ids (a sequence, array or tensor) -> text over ``vocab``, stopping at the first ``EOS`` and
+    skipping the other specials (ids below 3). Raises ValueError for an id outside the vocabulary."""
+    ids = ids.tolist() if isinstance(ids, torch.Tensor) else np.asarray(ids).tolist()
+    text = []
+    for i in ids:
+        if not 0 <= i < len(vocab):
+            raise ValueError(f"id {i!r} is not in the vocabulary (ids 0..{len(vocab) - 1})")
+        if i == EOS:
+            break
+        if i > EOS:
+            text.append(vocab[i])
+    return "".join(text)
 
 
 def decode_digits(ids) -> str:
     """Token ids -> digit string, stopping at the first ``EOS`` and skipping specials."""
-    text = []
-    for i in np.asarray(ids).tolist():
-        if i == EOS:
-            break
-        if i >= 3:
-            text.append(DIGIT_VOCAB[i])
-    return "".join(text)
+    return decode_ids(ids, DIGIT_VOCAB)

@@ -22,7 +22,8 @@ import string
 import numpy as np
 import torch
 
-from .data import EOS, PAD, Batch
+from .data import EOS, PAD, Batch, decode_ids
+from .validate import positive_int
 
 __all__ = ["SOURCE_VOCAB", "TARGET_VOCAB", "MAX_SOURCE_LEN", "TARGET_LEN", "random_dates", "format_date",
            "encode_sources", "decode_target", "date_batch", "FORMATS"]
@@ -87,8 +88,8 @@ def random_dates(rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
     return pairs
 
 
-def encode_sources(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Texts -> (src (B, S) character ids padded with ``PAD``, lengths (B,)).
+def encode_sources(texts: list[str], device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Texts -> (src (B, S) character ids padded with ``PAD``, lengths (B,)), on ``device`` (default CPU).
 
     Raises ValueError for an empty list, an empty text, a text longer than ``MAX_SOURCE_LEN``
     or characters outside ``SOURCE_VOCAB`` (all of them are listed).
@@ -104,27 +105,22 @@ def encode_sources(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
             raise ValueError("cannot translate an empty (or blank) text")
         if len(t) > MAX_SOURCE_LEN:
             raise ValueError(f"text of {len(t)} characters is longer than MAX_SOURCE_LEN={MAX_SOURCE_LEN}: {t!r}")
-    lengths = torch.tensor([len(t) for t in texts])
-    src = torch.full((len(texts), int(lengths.max())), PAD, dtype=torch.long)
+    device = torch.device("cpu") if device is None else device
+    lengths = torch.tensor([len(t) for t in texts], device=device)
+    src = torch.full((len(texts), int(lengths.max())), PAD, dtype=torch.long, device=device)
     for row, t in enumerate(texts):
-        src[row, :len(t)] = torch.tensor([_SOURCE_ID[ch] for ch in t])
+        src[row, :len(t)] = torch.tensor([_SOURCE_ID[ch] for ch in t], device=device)
     return src, lengths
 
 
 def decode_target(ids) -> str:
     """Target ids -> text, stopping at the first ``EOS`` and skipping the other specials."""
-    out = []
-    for i in np.asarray(ids).tolist():
-        if i == EOS:
-            break
-        if i >= len(_SPECIALS):
-            out.append(TARGET_VOCAB[i])
-    return "".join(out)
+    return decode_ids(ids, TARGET_VOCAB)
 
 
 def date_batch(rng: np.random.Generator, batch_size: int) -> Batch:
     """A training batch: ``src`` (B, S) text characters, ``target`` (B, 11) ISO date + ``EOS``."""
-    pairs = random_dates(rng, batch_size)
+    pairs = random_dates(rng, positive_int("batch_size", batch_size))
     src, lengths = encode_sources([text for text, _ in pairs])
-    target = torch.tensor([[_TARGET_ID[ch] for ch in iso] + [EOS] for _, iso in pairs])
+    target = torch.tensor([[_TARGET_ID[ch] for ch in iso] + [EOS] for _, iso in pairs], device="cpu")
     return Batch(src, lengths, target)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import torch
 
 from .attention import padding_mask, scaled_dot_product_attention
-from .checks._base import CheckFailed, ok
+from .checks._base import CheckFailed, call, ok
 
 __all__ = [
     "BUGS", "PlantedBug",
@@ -140,7 +140,7 @@ def _inputs(B=3, T_q=5, T_k=6, d_k=16, d_v=4, seed=0, scale=3.0):
 
 
 def _run(fn: AttentionFn, *args) -> tuple[torch.Tensor, torch.Tensor]:
-    result = fn(*args)
+    result = call(fn, *args)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise CheckFailed(f"an attention function must return the pair (output, weights), got "
                           f"{type(result).__name__}")
@@ -236,12 +236,12 @@ def diagnose_heads(split: Callable[[torch.Tensor, int], torch.Tensor],
     """
     B, T, E, H = 2, 5, 12, 3
     x = torch.arange(B * T * E, dtype=torch.float64).reshape(B, T, E)
-    heads = split(x, H)
+    heads = call(split, x, H)
     if tuple(heads.shape) != (B, H, T, E // H):
         return [f"split_heads of (B, T, E) = {(B, T, E)} into {H} heads must give (B, H, T, E/H) = "
                 f"{(B, H, T, E // H)}, got {tuple(heads.shape)}"]
     problems = []
-    back = merge(heads)
+    back = call(merge, heads)
     if tuple(back.shape) != (B, T, E) or not torch.equal(back, x):
         problems.append("merge_heads(split_heads(x)) is not x: split-then-merge must be the identity. A "
                         "transpose before the reshape (permute before reshape) scrambles the elements; "
@@ -273,7 +273,7 @@ def diagnose_key_padding_mask(make_mask: Callable[[torch.Tensor, int], torch.Ten
         k = torch.randn(B, H, T_k, d, generator=g, dtype=torch.float64)
         v = torch.randn(B, H, T_k, d, generator=g, dtype=torch.float64)
         lengths = torch.tensor([T_k, 2, 4, 1][:B])
-        mask = make_mask(lengths, T_k)
+        mask = call(make_mask, lengths, T_k)
         try:
             _, w = scaled_dot_product_attention(q, k, v, mask)
         except (ValueError, RuntimeError) as err:

@@ -64,6 +64,10 @@ class PlantedData(NamedTuple):
         """The rows ``index`` (a slice, an index tensor or a boolean mask) of every field."""
         return PlantedData(*(field[index] for field in self))
 
+    def to(self, device: torch.device | str | None) -> PlantedData:
+        """The same data on ``device`` (no copy for tensors already there)."""
+        return PlantedData(*(field.to(device) for field in self))
+
 
 def _clause(rng: np.random.Generator, n_words: int, polarity: int, length: int) -> tuple[list[int], list[bool]]:
     """Filler of ``length`` tokens with ``n_words`` sentiment words of ``polarity`` at random places."""

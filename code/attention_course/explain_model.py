@@ -29,6 +29,7 @@ from .attention import masked_softmax, padding_mask
 from .explain_data import PlantedData
 from .rnn_attention import AdditiveScore
 from .seq2seq import make_rnn
+from .validate import check_lengths, check_steps, check_token_ids
 
 __all__ = ["AttentionClassifier", "uniform_weights", "train_classifier", "predict_proba", "accuracy"]
 
@@ -66,14 +67,8 @@ class AttentionClassifier(nn.Module):
         self.out = nn.Linear(hidden_dim, 1)
 
     def _check(self, tokens: torch.Tensor, lengths: torch.Tensor) -> None:
-        if tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be a (N, T) tensor of token ids (int64), got shape "
-                             f"{tuple(tokens.shape)} and dtype {tokens.dtype}")
-        if lengths.shape != tokens.shape[:1]:
-            raise ValueError(f"lengths must have shape ({tokens.shape[0]},), got {tuple(lengths.shape)}")
-        if len(lengths) and (int(lengths.min()) < 1 or int(lengths.max()) > tokens.shape[1]):
-            raise ValueError(f"lengths must lie in [1, T={tokens.shape[1]}], got min {int(lengths.min())} "
-                             f"and max {int(lengths.max())}")
+        check_token_ids("tokens", tokens, self.embed.num_embeddings)
+        check_lengths(lengths, tokens.shape[0], tokens.shape[1])
 
     def states(self, embedded: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """Encoder states hs (N, T, H) from embeddings (N, T, E); zero on padding."""
@@ -120,8 +115,10 @@ def train_classifier(model: AttentionClassifier, data: PlantedData, steps: int =
     ``weights`` (N, T), if given, is imposed as the attention of every training example (frozen:
     it is data, not a parameter), as in Wiegreffe & Pinter's diagnostic models.
     """
+    check_steps(steps)
     if weights is not None and weights.shape != data.tokens.shape:
         raise ValueError(f"weights must match tokens {tuple(data.tokens.shape)}, got {tuple(weights.shape)}")
+    device = next(model.parameters()).device
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -130,9 +127,10 @@ def train_classifier(model: AttentionClassifier, data: PlantedData, steps: int =
     model.train()
     for _ in range(steps):
         index = torch.as_tensor(rng.choice(len(data), size=batch_size, replace=False))
-        imposed = None if weights is None else weights[index]
-        logits, _ = model(data.tokens[index], data.lengths[index], imposed)
-        loss = loss_fn(logits, data.labels[index])
+        batch = data.subset(index).to(device)
+        imposed = None if weights is None else weights[index].to(device)
+        logits, _ = model(batch.tokens, batch.lengths, imposed)
+        loss = loss_fn(logits, batch.labels)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -146,6 +144,7 @@ def predict_proba(model: AttentionClassifier, data: PlantedData,
                   weights: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(P(positive) (N,), attention weights (N, T)) for every example of ``data``."""
     model.eval()
+    data = data.to(next(model.parameters()).device)
     logits, used = model(data.tokens, data.lengths, weights)
     return torch.sigmoid(logits), used
 

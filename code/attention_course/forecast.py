@@ -24,13 +24,15 @@ Shapes: B series, L history steps, H horizons.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numbers
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 from torch import nn
 
 from .multihead import MultiHeadAttention
+from .validate import check_matches_module, check_steps, positive_int
 
 __all__ = ["SeriesBatch", "make_series", "seasonal_naive", "HorizonAttentionForecaster", "train_forecaster",
            "mean_absolute_error"]
@@ -45,6 +47,10 @@ class SeriesBatch:
     future_events: torch.Tensor    # (B, H)
     target: torch.Tensor           # (B, H)
     uplift: torch.Tensor           # (B,) each series' event effect (for analysis only, not a model input)
+
+    def to(self, device: torch.device | str | None) -> SeriesBatch:
+        """The same batch on ``device`` (no copy for tensors already there)."""
+        return SeriesBatch(*(getattr(self, f.name).to(device) for f in fields(self)))
 
 
 def make_series(rng: np.random.Generator, batch_size: int, period: int = 12, history: int = 48,
@@ -92,9 +98,9 @@ def seasonal_naive(history: torch.Tensor, period: int, horizon: int) -> torch.Te
         got = tuple(history.shape) if isinstance(history, torch.Tensor) else type(history).__name__
         raise ValueError(f"history must be a (batch, L) tensor, got {got}")
     L = history.shape[1]
-    if not isinstance(period, int) or not 1 <= period <= L:
+    if isinstance(period, bool) or not isinstance(period, numbers.Integral) or not 1 <= period <= L:
         raise ValueError(f"period must be an int in [1, L={L}], got {period!r}")
-    h = torch.arange(1, horizon + 1)
+    h = torch.arange(1, positive_int("horizon", horizon) + 1, device=history.device)
     k = (h + period - 1) // period                        # ceil(h / P)
     index = L - 1 + h - k * period                        # position of y_{t + h - kP} in the history
     return history[:, index]
@@ -131,6 +137,7 @@ class HorizonAttentionForecaster(nn.Module):
             if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape:
                 got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
                 raise ValueError(f"{name} must have shape {shape} (batch, {'L' if shape[1] == L else 'H'}), got {got}")
+        check_matches_module(self, history=history, history_events=history_events, future_events=future_events)
         mean = history.mean(1, keepdim=True)                                  # (B, 1)
         scale = history.std(1, keepdim=True) + 1e-3                           # (B, 1)
         past = torch.stack([(history - mean) / scale, history_events], dim=-1)   # (B, L, 2)
@@ -144,13 +151,14 @@ class HorizonAttentionForecaster(nn.Module):
 def train_forecaster(model: HorizonAttentionForecaster, rng: np.random.Generator, steps: int = 1500,
                      batch_size: int = 64, lr: float = 3e-3, period: int = 12, **series_kwargs) -> list[float]:
     """Absolute-error training on fresh synthetic batches; returns the loss per step."""
+    steps, device = check_steps(steps), next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps)
     losses = []
     model.train()
     for _ in range(steps):
         b = make_series(rng, batch_size, period=period, history=model.history, horizon=model.horizon,
-                        **series_kwargs)
+                        **series_kwargs).to(device)
         forecast, _ = model(b.history, b.history_events, b.future_events)
         loss = (forecast - b.target).abs().mean()
         opt.zero_grad()

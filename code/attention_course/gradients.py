@@ -30,6 +30,7 @@ def input_gradient_norms(model: nn.Module, batch: Batch) -> np.ndarray:
         output.retain_grad()
         captured["emb"] = output
 
+    batch = batch.to(next(model.parameters()).device)
     handle = model.encoder.embed.register_forward_hook(keep)
     try:
         model.zero_grad()
@@ -41,7 +42,7 @@ def input_gradient_norms(model: nn.Module, batch: Batch) -> np.ndarray:
         handle.remove()
     grad = captured["emb"].grad                                            # (B, S, E)
     model.zero_grad()
-    return grad.norm(dim=-1).mean(0).numpy()
+    return grad.norm(dim=-1).mean(0).cpu().numpy()
 
 
 @torch.no_grad()

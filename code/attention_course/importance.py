@@ -22,6 +22,7 @@ from scipy.stats import kendalltau
 
 from .attention import padding_mask
 from .explain_model import AttentionClassifier
+from .validate import check_float_tensor, check_lengths, first_index
 
 __all__ = ["gradient_importance", "leave_one_out_importance", "kendall_tau", "precision_at_k"]
 
@@ -30,6 +31,7 @@ def gradient_importance(model: AttentionClassifier, tokens: torch.Tensor, length
     """(N, T): |dP(positive)/d one-hot x_t| with the model's attention weights detached."""
     model.eval()
     model._check(tokens, lengths)
+    tokens, lengths = _on_model(model, tokens, lengths)
     embedded = model.embed(tokens).detach().requires_grad_(True)            # (N, T, E)
     hs = model.states(embedded, lengths)
     weights = model.attend(hs, lengths).detach()                            # no gradient through attention
@@ -49,9 +51,10 @@ def leave_one_out_importance(model: AttentionClassifier, tokens: torch.Tensor,
     """
     model.eval()
     model._check(tokens, lengths)
+    tokens, lengths = _on_model(model, tokens, lengths)
     N, T = tokens.shape
     full = torch.sigmoid(model(tokens, lengths)[0])                          # (N,)
-    pos = torch.arange(T)
+    pos = torch.arange(T, device=tokens.device)
     # source index for position j of the copy that drops t: j if j < t else j + 1
     src = pos[None, :] + (pos[None, :] >= pos[:, None]).long()              # (T_drop, T)
     src = src.clamp(max=T - 1)
@@ -63,6 +66,12 @@ def leave_one_out_importance(model: AttentionClassifier, tokens: torch.Tensor,
     probs = torch.sigmoid(model(dropped.reshape(N * T, T), short.reshape(-1))[0]).reshape(N, T)
     change = (probs - full[:, None]).abs()
     return change * padding_mask(lengths, T)[:, 0] * ~keep
+
+
+def _on_model(model: AttentionClassifier, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The tensors moved to the device of the model's parameters."""
+    device = next(model.parameters()).device
+    return tuple(t.to(device) for t in tensors)
 
 
 def _as_numpy(x) -> np.ndarray:
@@ -84,21 +93,35 @@ def kendall_tau(a: torch.Tensor, b: torch.Tensor, lengths: torch.Tensor) -> np.n
     return taus
 
 
+def _check_ranking(scores: torch.Tensor, evidence: torch.Tensor, lengths: torch.Tensor) -> None:
+    check_float_tensor("scores", scores, min_dims=2)
+    if scores.dim() != 2 or scores.shape != evidence.shape:
+        raise ValueError(f"scores {tuple(scores.shape)} and evidence {tuple(evidence.shape)} must share one "
+                         f"(N, T) shape")
+    if evidence.dtype != torch.bool:
+        raise TypeError(f"evidence must be a boolean tensor, got {evidence.dtype}")
+    check_lengths(lengths, scores.shape[0], scores.shape[1], minimum=0)
+    real = padding_mask(lengths.to(scores.device), scores.shape[1])[:, 0]
+    if (evidence & ~real).any():
+        raise ValueError(f"evidence marks padding (row, position) = {first_index(evidence & ~real)}: only real "
+                         f"tokens can be evidence")
+    if torch.isnan(scores[real]).any():
+        raise ValueError(f"scores hold NaN at real tokens, first at (row, position) = "
+                         f"{first_index(torch.isnan(scores) & real)}: NaN has no rank")
+
+
 def precision_at_k(scores: torch.Tensor, evidence: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """(N,): the fraction of each row's top-k tokens by ``scores`` that are ``evidence`` tokens.
 
     ``scores`` (N, T) float, ``evidence`` (N, T) bool; k is the row's number of evidence tokens
     (rows without evidence give NaN). Padding is never ranked. Ties go to the earlier position.
     """
-    if scores.shape != evidence.shape:
-        raise ValueError(f"scores {tuple(scores.shape)} and evidence {tuple(evidence.shape)} differ in shape")
-    if evidence.dtype != torch.bool:
-        raise TypeError(f"evidence must be a boolean tensor, got {evidence.dtype}")
+    _check_ranking(scores, evidence, lengths)
     T = scores.shape[1]
-    real = padding_mask(lengths, T)[:, 0]
-    ranked = torch.where(real, scores.detach().float(), float("-inf"))
+    real = padding_mask(lengths.to(scores.device), T)[:, 0]
+    ranked = torch.where(real, scores.detach().double(), float("-inf"))           # padding ranks last
     order = torch.sort(ranked, dim=1, descending=True, stable=True).indices       # (N, T)
     k = evidence.sum(1)                                                           # (N,)
-    top = torch.arange(T)[None, :] < k[:, None]                                   # first k ranks
+    top = torch.arange(T, device=scores.device)[None, :] < k[:, None]             # first k ranks
     hits = (evidence.gather(1, order) & top).sum(1).float()
     return torch.where(k > 0, hits / k.clamp(min=1), float("nan"))

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from .attention import scaled_dot_product_attention
+from .validate import check_matches_module
 
 __all__ = ["split_heads", "merge_heads", "MultiHeadAttention"]
 
@@ -98,6 +99,7 @@ class MultiHeadAttention(nn.Module):
                 raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
             if t.dim() != 3 or t.shape[-1] != E:
                 raise ValueError(f"{name} must have shape (batch, T, embed_dim={E}), got {tuple(t.shape)}")
+        check_matches_module(self, query=query, key=key, value=value)
         if not query.shape[0] == key.shape[0] == value.shape[0]:
             raise ValueError(f"query, key and value must share the batch size, got {query.shape[0]}, "
                              f"{key.shape[0]} and {value.shape[0]}")

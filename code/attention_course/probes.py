@@ -21,14 +21,15 @@ def linear_probe_accuracy(features: torch.Tensor, labels: torch.Tensor, steps: i
     if features.dim() != 2 or labels.shape != features.shape[:1]:
         raise ValueError(f"need features (N, D) and labels (N,), got {tuple(features.shape)} "
                          f"and {tuple(labels.shape)}")
+    features, labels = features.detach().cpu(), labels.cpu()          # a small probe: fitted on the CPU
     g = torch.Generator().manual_seed(seed)
-    order = torch.randperm(len(labels), generator=g)
+    order = torch.randperm(len(labels), generator=g, device="cpu")
     half = len(labels) // 2
     train, test = order[:half], order[half:]
-    x = features.detach().double()
+    x = features.double()
     x = (x - x[train].mean(0)) / (x[train].std(0) + 1e-8)
     classes = int(labels.max()) + 1
-    probe = torch.nn.Linear(x.shape[1], classes).double()
+    probe = torch.nn.Linear(x.shape[1], classes, device="cpu").double()
     opt = torch.optim.LBFGS(probe.parameters(), max_iter=steps, line_search_fn="strong_wolfe")
 
     def closure():

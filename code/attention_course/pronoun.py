@@ -25,6 +25,7 @@ from torch import nn
 
 from .attention import padding_mask
 from .self_attention import SelfAttention
+from .validate import check_lengths, check_steps, check_token_ids
 
 __all__ = ["MALE_NAMES", "FEMALE_NAMES", "NAMES", "ANIMALS", "VOCAB", "PAD", "PronounBatch", "pronoun_batch",
            "encode_sentence", "decode_tokens", "PronounResolver", "train_pronoun_model", "pronoun_accuracy"]
@@ -48,6 +49,10 @@ class PronounBatch(NamedTuple):
     pronoun_pos: torch.Tensor
     antecedent_pos: torch.Tensor
     target: torch.Tensor
+
+    def to(self, device: torch.device | str | None) -> PronounBatch:
+        """The same batch on ``device`` (no copy for tensors already there)."""
+        return PronounBatch(*(t.to(device) for t in self))
 
 
 def encode_sentence(sentence: str) -> PronounBatch:
@@ -129,29 +134,36 @@ class PronounResolver(nn.Module):
         self.readout = nn.Linear(d_model, len(NAMES))
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor, pronoun_pos: torch.Tensor):
-        if tokens.dim() != 2 or tokens.dtype != torch.long:
-            raise ValueError(f"tokens must be a (batch, T) int64 tensor, got shape {tuple(tokens.shape)} "
-                             f"and dtype {tokens.dtype}")
+        self._check(tokens, lengths, pronoun_pos)
         B, T = tokens.shape
-        if lengths.shape != (B,) or pronoun_pos.shape != (B,):
-            raise ValueError(f"lengths and pronoun_pos must have shape ({B},), got {tuple(lengths.shape)} "
-                             f"and {tuple(pronoun_pos.shape)}")
         not_self = ~torch.eye(T, dtype=torch.bool, device=tokens.device)             # (T, T)
         mask = padding_mask(lengths, T) & not_self                                   # (B, T, T)
         out, weights = self.attention(self.embed(tokens), mask)                      # (B, T, d), (B, T, T)
-        at_pronoun = out[torch.arange(B), pronoun_pos]                                 # (B, d)
+        at_pronoun = out[torch.arange(B, device=tokens.device), pronoun_pos]           # (B, d)
         return self.readout(at_pronoun), weights
+
+    def _check(self, tokens: torch.Tensor, lengths: torch.Tensor, pronoun_pos: torch.Tensor) -> None:
+        check_token_ids("tokens", tokens, self.embed.num_embeddings)
+        B, T = tokens.shape
+        if not isinstance(pronoun_pos, torch.Tensor) or pronoun_pos.shape != (B,):
+            got = tuple(pronoun_pos.shape) if isinstance(pronoun_pos, torch.Tensor) else type(pronoun_pos).__name__
+            raise ValueError(f"lengths and pronoun_pos must have shape ({B},), got pronoun_pos {got}")
+        check_lengths(lengths, B, T)
+        if pronoun_pos.is_floating_point() or not bool(((pronoun_pos >= 0) & (pronoun_pos < lengths)).all()):
+            raise ValueError(f"pronoun_pos must hold integer positions of real tokens (0 <= pos < lengths[b]), "
+                             f"got {pronoun_pos.tolist()}")
 
 
 def train_pronoun_model(model: PronounResolver, steps: int = 400, batch_size: int = 64, lr: float = 1e-2,
                         seed: int = 0, max_clauses: int = 3) -> list[float]:
     """Adam on cross-entropy for ``steps`` fresh batches from ``pronoun_batch``; returns the losses."""
+    steps, device = check_steps(steps), next(model.parameters()).device
     rng = np.random.default_rng(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
     model.train()
     for _ in range(steps):
-        batch = pronoun_batch(rng, batch_size, max_clauses)
+        batch = pronoun_batch(rng, batch_size, max_clauses).to(device)
         logits, _ = model(batch.tokens, batch.lengths, batch.pronoun_pos)
         loss = nn.functional.cross_entropy(logits, batch.target)
         opt.zero_grad()
@@ -166,8 +178,10 @@ def train_pronoun_model(model: PronounResolver, steps: int = 400, batch_size: in
 def pronoun_accuracy(model: PronounResolver, batch: PronounBatch) -> tuple[float, float]:
     """(fraction of right answers, mean attention weight from the pronoun to its antecedent)
     over ``batch``."""
+    batch = batch.to(next(model.parameters()).device)
     logits, weights = model(batch.tokens, batch.lengths, batch.pronoun_pos)
     B = batch.tokens.shape[0]
     right = (logits.argmax(-1) == batch.target).float().mean().item()
-    on_antecedent = weights[torch.arange(B), batch.pronoun_pos, batch.antecedent_pos]   # (B,)
+    rows = torch.arange(B, device=weights.device)
+    on_antecedent = weights[rows, batch.pronoun_pos, batch.antecedent_pos]              # (B,)
     return right, on_antecedent.mean().item()

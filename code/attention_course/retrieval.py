@@ -23,6 +23,7 @@ from torch import nn
 
 from .attention import scaled_dot_product_attention
 from .cca import CCAResult, principal_angles, sqrt_psd
+from .validate import check_matches_module, check_steps
 
 __all__ = ["PlantedViews", "planted_views", "squared_views", "RetrievalHead", "retrieval_loss",
            "train_retrieval", "whitened_bilinear", "whitened_subspace_angles"]
@@ -112,7 +113,7 @@ class RetrievalHead(nn.Module):
         if min(x_dim, y_dim, d_k) < 1 or hidden < 0:
             raise ValueError(f"need positive x_dim, y_dim, d_k and hidden >= 0, got {x_dim}, {y_dim}, {d_k}, "
                              f"{hidden}")
-        self.hidden = hidden
+        self.hidden, self.x_dim, self.y_dim = hidden, x_dim, y_dim
         self.x_features = nn.Sequential(nn.Linear(x_dim, hidden), nn.Tanh()) if hidden else nn.Identity()
         self.y_features = nn.Sequential(nn.Linear(y_dim, hidden), nn.Tanh()) if hidden else nn.Identity()
         self.W_Q = nn.Linear(hidden or x_dim, d_k, bias=False)
@@ -122,9 +123,17 @@ class RetrievalHead(nn.Module):
                 value: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """x (..., B, p) queries, y (..., B_k, q) keys, value (..., B_k, d_v) (default: y itself).
         Returns (output (..., B, d_v), weights (..., B, B_k))."""
+        self._check(x, y, value)
         query = self.W_Q(self.x_features(x))                  # (..., B, d_k)
         key = self.W_K(self.y_features(y))                    # (..., B_k, d_k)
         return scaled_dot_product_attention(query, key, y if value is None else value)
+
+    def _check(self, x: torch.Tensor, y: torch.Tensor, value: torch.Tensor | None) -> None:
+        for name, t, dim in (("x", x, self.x_dim), ("y", y, self.y_dim)):
+            if not isinstance(t, torch.Tensor) or t.dim() < 2 or t.shape[-1] != dim:
+                got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+                raise ValueError(f"{name} must have shape (..., B, {dim}), got {got}")
+        check_matches_module(self, x=x, y=y, value=value)
 
     def bilinear(self) -> np.ndarray:
         """W = W_Q W_K^T / sqrt(d_k), shape (p, q): score(x, y) = x^T W y. Linear heads only."""
@@ -133,7 +142,7 @@ class RetrievalHead(nn.Module):
         d_k = self.W_Q.out_features
         # nn.Linear stores weight (d_k, in) and computes x @ weight.T, so W_Q = W_Q.weight.T.
         W = self.W_Q.weight.T @ self.W_K.weight / math.sqrt(d_k)
-        return W.detach().double().numpy()
+        return W.detach().double().cpu().numpy()
 
 
 def retrieval_loss(head: RetrievalHead, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, float]:
@@ -148,7 +157,7 @@ def retrieval_loss(head: RetrievalHead, x: torch.Tensor, y: torch.Tensor) -> tup
     _, weights = head(x, y)                                   # (..., B, B)
     # float64 keeps the true pair's weight far from underflow, so its log is finite.
     loss = -weights.diagonal(dim1=-2, dim2=-1).log().mean()
-    accuracy = (weights.argmax(-1) == torch.arange(x.shape[-2])).double().mean().item()
+    accuracy = (weights.argmax(-1) == torch.arange(x.shape[-2], device=weights.device)).double().mean().item()
     return loss, accuracy
 
 
@@ -161,8 +170,9 @@ def train_retrieval(head: RetrievalHead, x: np.ndarray, y: np.ndarray, steps: in
     if ``record_every`` > 0 (linear heads) ``step`` and ``bilinear`` (W (p, q)) every that many
     steps, including step 0 (before training) and the last step.
     """
-    x_t = torch.as_tensor(np.asarray(x, dtype=float))
-    y_t = torch.as_tensor(np.asarray(y, dtype=float))
+    steps, device = check_steps(steps), next(head.parameters()).device
+    x_t = torch.as_tensor(np.asarray(x, dtype=float), device=device)
+    y_t = torch.as_tensor(np.asarray(y, dtype=float), device=device)
     if x_t.dim() != 2 or y_t.dim() != 2 or len(x_t) != len(y_t):
         raise ValueError(f"x and y must be (n, p) and (n, q) with the same n, got {tuple(x_t.shape)} and "
                          f"{tuple(y_t.shape)}")

@@ -18,9 +18,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .attention import masked_softmax, padding_mask
+from .attention import masked_softmax, padding_mask, weighted_sum
 from .data import BOS, EOS, PAD
-from .seq2seq import Encoder, check_source, make_rnn
+from .seq2seq import Encoder, check_decoder_input, check_source, make_rnn
+from .validate import positive_int
 
 __all__ = ["DotScore", "GeneralScore", "AdditiveScore", "make_score", "AttentionDecoder", "AttentionSeq2Seq"]
 
@@ -82,7 +83,7 @@ class AttentionDecoder(nn.Module):
         """tgt_in (B, T), hs (B, S, H), src_mask (B, 1, S) -> logits (B, T, V), state, weights (B, T, S)."""
         h, state = self.rnn(self.embed(tgt_in), state)                    # (B, T, H) the queries
         weights = masked_softmax(self.score(h, hs), src_mask)             # (B, T, S)
-        context = weights @ hs                                            # (B, T, H)
+        context = weighted_sum(weights, hs, src_mask)                     # (B, T, H) = weights @ hs
         return self.out(torch.cat([context, h], dim=-1)), state, weights
 
 
@@ -97,12 +98,13 @@ class AttentionSeq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(hs (B, S, H), final state, src_mask (B, 1, S))."""
-        check_source(src, lengths)
+        check_source(src, lengths, self.encoder.embed.num_embeddings)
         hs, state = self.encoder(src, lengths)
-        return hs, state, padding_mask(lengths, src.shape[1])
+        return hs, state, padding_mask(lengths.to(src.device), src.shape[1])
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         """Teacher-forced logits (B, T, vocab) for decoder input ``tgt_in`` (B, T)."""
+        check_decoder_input(tgt_in, src, self.decoder.embed.num_embeddings)
         hs, state, src_mask = self.encode(src, lengths)
         logits, _, _ = self.decoder(tgt_in, state, hs, src_mask)
         return logits
@@ -112,9 +114,10 @@ class AttentionSeq2Seq(nn.Module):
                       return_weights: bool = False):
         """(B, max_len) token ids, ``PAD`` after ``EOS``; with ``return_weights`` also the
         attention weights (B, max_len, S) of every step."""
+        max_len = positive_int("max_len", max_len)
         hs, state, src_mask = self.encode(src, lengths)
-        token = torch.full((src.shape[0], 1), BOS, dtype=torch.long)
-        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        token = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
+        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         out, weights = [], []
         for _ in range(max_len):
             logits, state, w = self.decoder(token, state, hs, src_mask)   # one query per row

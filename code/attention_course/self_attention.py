@@ -19,15 +19,17 @@ import torch
 from torch import nn
 
 from .attention import scaled_dot_product_attention
+from .validate import check_matches_module
 
 __all__ = ["SelfAttention", "CrossAttention"]
 
 
-def _check_sequence(name: str, x: torch.Tensor, features: int) -> None:
+def _check_sequence(name: str, x: torch.Tensor, features: int, layer: nn.Module) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() != 3 or x.shape[-1] != features:
         raise ValueError(f"{name} must have shape (batch, T, {features}), got {tuple(x.shape)}")
+    check_matches_module(layer, **{name: x})
 
 
 def _check_size(name: str, value: int) -> None:
@@ -55,7 +57,7 @@ class SelfAttention(nn.Module):
         self.W_V = nn.Linear(d_model, d_v, bias=bias)    # x (.., d_model) -> V (.., d_v)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        _check_sequence("x", x, self.d_model)
+        _check_sequence("x", x, self.d_model, self)
         q = self.W_Q(x)                                    # (B, T, d_k)  one query per position
         k = self.W_K(x)                                    # (B, T, d_k)  one key per position
         v = self.W_V(x)                                    # (B, T, d_v)  one value per position
@@ -84,8 +86,8 @@ class CrossAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor,
                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        _check_sequence("x (the queries' sequence)", x, self.d_query)
-        _check_sequence("memory (the keys' and values' sequence)", memory, self.d_memory)
+        _check_sequence("x (the queries' sequence)", x, self.d_query, self)
+        _check_sequence("memory (the keys' and values' sequence)", memory, self.d_memory, self)
         if x.shape[0] != memory.shape[0]:
             raise ValueError(f"x and memory must share the batch size, got x {tuple(x.shape)} "
                              f"and memory {tuple(memory.shape)}")

@@ -15,8 +15,9 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .data import BOS, EOS, PAD
+from .validate import check_lengths, check_token_ids, positive_int
 
-__all__ = ["Encoder", "Decoder", "Seq2Seq", "reverse_padded", "make_rnn", "check_source"]
+__all__ = ["Encoder", "Decoder", "Seq2Seq", "reverse_padded", "make_rnn", "check_source", "check_decoder_input"]
 
 _CELLS = {"rnn": (nn.RNN, {"nonlinearity": "tanh"}), "relu_rnn": (nn.RNN, {"nonlinearity": "relu"}),
           "gru": (nn.GRU, {}), "lstm": (nn.LSTM, {})}
@@ -30,20 +31,25 @@ def make_rnn(cell: str, input_size: int, hidden_size: int, **kwargs) -> nn.RNNBa
     return layer(input_size, hidden_size, batch_first=True, **options, **kwargs)
 
 
-def check_source(src: torch.Tensor, lengths: torch.Tensor) -> None:
-    """Raise ValueError unless ``src`` is a (B, S) int64 tensor of token ids and ``lengths`` is (B,)."""
-    if src.dim() != 2 or src.dtype != torch.long:
-        raise ValueError(f"src must be a (batch, length) tensor of token ids (int64), got "
-                         f"shape {tuple(src.shape)} and dtype {src.dtype}")
-    if lengths.shape != src.shape[:1]:
-        raise ValueError(f"lengths must have shape ({src.shape[0]},), got {tuple(lengths.shape)}")
+def check_source(src: torch.Tensor, lengths: torch.Tensor, vocab_size: int | None = None) -> None:
+    """Raise ValueError (TypeError for lengths that are not an integer tensor) unless ``src`` is a
+    non-empty (B, S) int64 tensor of token ids in [0, vocab_size) and ``lengths`` (B,) lies in [1, S]."""
+    check_token_ids("src", src, vocab_size)
+    check_lengths(lengths, src.shape[0], src.shape[1])
+
+
+def check_decoder_input(tgt_in: torch.Tensor, source: torch.Tensor, vocab_size: int) -> None:
+    """Raise ValueError unless ``tgt_in`` is a (B, T) int64 tensor of ids in [0, vocab_size), with the
+    batch size B of ``source`` (the source ids or the encoder's memory)."""
+    check_token_ids("tgt_in", tgt_in, vocab_size, batch=source.shape[0])
 
 
 def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse the first ``lengths[b]`` tokens of each row of (B, S) ``src``; padding stays."""
+    check_source(src, lengths)
     S = src.shape[1]
-    pos = torch.arange(S)[None, :]                       # (1, S)
-    rev = lengths[:, None] - 1 - pos                     # (B, S)
+    pos = torch.arange(S, device=src.device)[None, :]    # (1, S)
+    rev = lengths.to(src.device)[:, None] - 1 - pos      # (B, S)
     index = torch.where(rev >= 0, rev, pos)              # padding maps to itself
     return src.gather(1, index)
 
@@ -67,6 +73,7 @@ class Encoder(nn.Module):
                             bidirectional=bidirectional)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor):
+        check_source(src, lengths, self.embed.num_embeddings)
         packed = pack_padded_sequence(self.embed(src), lengths.cpu(), batch_first=True,
                                       enforce_sorted=False)
         out, state = self.rnn(packed)
@@ -109,13 +116,14 @@ class Seq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(hs (B, S, hidden_dim), context state)."""
-        check_source(src, lengths)
+        check_source(src, lengths, self.encoder.embed.num_embeddings)
         if self.reverse_input:
             src = reverse_padded(src, lengths)
         return self.encoder(src, lengths)
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         """Teacher-forced logits (B, T, vocab_size) for decoder input ``tgt_in`` (B, T)."""
+        check_decoder_input(tgt_in, src, self.decoder.embed.num_embeddings)
         _, context = self.encode(src, lengths)
         logits, _ = self.decoder(tgt_in, context)
         return logits
@@ -123,9 +131,10 @@ class Seq2Seq(nn.Module):
     @torch.no_grad()
     def greedy_decode(self, src: torch.Tensor, lengths: torch.Tensor, max_len: int) -> torch.Tensor:
         """(B, max_len) token ids, each step's argmax fed back in; ``PAD`` after ``EOS``."""
+        max_len = positive_int("max_len", max_len)
         _, state = self.encode(src, lengths)
-        token = torch.full((src.shape[0], 1), BOS, dtype=torch.long)
-        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        token = torch.full((src.shape[0], 1), BOS, dtype=torch.long, device=src.device)
+        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         out = []
         for _ in range(max_len):
             logits, state = self.decoder(token, state)

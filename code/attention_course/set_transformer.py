@@ -34,15 +34,24 @@ import torch
 from torch import nn
 
 from .multihead import MultiHeadAttention
+from .validate import check_matches_module, check_steps
 
 __all__ = ["MAB", "SAB", "ISAB", "PMA", "PooledSetModel", "SetTransformerModel", "max_regression_batch",
            "max_regression_test_set", "train_max_regression", "max_regression_mae", "VALUE_HIGH"]
 
 
-def _check_set(x: torch.Tensor, dim: int, name: str = "x") -> None:
+def _check_set(x: torch.Tensor, dim: int, name: str = "x", module: nn.Module | None = None) -> None:
     if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != dim:
         got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
         raise ValueError(f"{name} must be a batch of sets (batch, n, dim={dim}), got {got}")
+    if module is not None:
+        check_matches_module(module, **{name: x})
+
+
+def _zero_padding(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """x (B, n, d) with the rows that ``mask`` (B, n) marks as padding set to 0: a select, so that
+    whatever padding holds (NaN, inf) cannot reach a real element's output."""
+    return x if mask is None else x.masked_fill(~mask[..., None], 0.0)
 
 
 def _check_mask(mask: torch.Tensor | None, x: torch.Tensor) -> None:
@@ -72,8 +81,8 @@ class MAB(nn.Module):
         self.last_weights: torch.Tensor | None = None
 
     def forward(self, X: torch.Tensor, Y: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        _check_set(X, self.dim, "X")
-        _check_set(Y, self.dim, "Y")
+        _check_set(X, self.dim, "X", self)
+        _check_set(Y, self.dim, "Y", self)
         _check_mask(mask, Y)
         key_mask = None if mask is None else mask[:, None, :]           # (B, 1, m): same for every query
         attended, weights = self.attention(X, Y, Y, key_mask)          # (B, n, d), (B, heads, n, m)
@@ -90,6 +99,9 @@ class SAB(nn.Module):
         self.mab = MAB(dim, num_heads, layer_norm=layer_norm)
 
     def forward(self, X: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        _check_set(X, self.mab.dim, "X", self)
+        _check_mask(mask, X)
+        X = _zero_padding(X, mask)                                 # padded rows: queries of zeros
         return self.mab(X, X, mask)
 
 
@@ -109,7 +121,9 @@ class ISAB(nn.Module):
         self.mab_out = MAB(dim, num_heads, layer_norm=layer_norm)
 
     def forward(self, X: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        _check_set(X, self.inducing.shape[-1], "X")
+        _check_set(X, self.inducing.shape[-1], "X", self)
+        _check_mask(mask, X)
+        X = _zero_padding(X, mask)                                            # padded rows: queries of zeros
         H = self.mab_in(self.inducing.expand(X.shape[0], -1, -1), X, mask)   # (B, m, d)
         return self.mab_out(X, H)                                             # (B, n, d)
 
@@ -130,7 +144,7 @@ class PMA(nn.Module):
         self.mab = MAB(dim, num_heads, layer_norm=layer_norm)
 
     def forward(self, Z: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        _check_set(Z, self.seeds.shape[-1], "Z")
+        _check_set(Z, self.seeds.shape[-1], "Z", self)
         return self.mab(self.seeds.expand(Z.shape[0], -1, -1), self.rff(Z), mask)
 
 
@@ -142,10 +156,10 @@ VALUE_HIGH = 100.0   # elements are drawn uniformly from [0, VALUE_HIGH), as in 
 def _pool(h: torch.Tensor, mask: torch.Tensor | None, how: str) -> torch.Tensor:
     """(B, n, d) -> (B, d) by mean, sum or max over the real elements."""
     if mask is not None:
-        m = mask[..., None]
-        if how == "max":
-            return h.masked_fill(~m, torch.finfo(h.dtype).min).amax(1)
-        h = h * m
+        m = mask[..., None]                                        # (B, n, 1)
+        if how == "max":                                           # the max of an empty set is taken as 0
+            return torch.where(m.any(1), h.masked_fill(~m, float("-inf")).amax(1), 0.0)
+        h = h.masked_fill(~m, 0.0)                                 # a select: padding adds exactly 0
         return h.sum(1) if how == "sum" else h.sum(1) / m.sum(1).clamp(min=1)
     return {"mean": h.mean, "sum": h.sum, "max": h.amax}[how](1)
 
@@ -166,7 +180,7 @@ class PooledSetModel(nn.Module):
         self.decoder = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 1))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        _check_set(x, 1)
+        _check_set(x, 1, "x", self)
         _check_mask(mask, x)
         return self.decoder(_pool(self.encoder(x), mask, self.pool)).squeeze(-1)
 
@@ -188,8 +202,9 @@ class SetTransformerModel(nn.Module):
         self.readout = nn.Linear(dim, 1)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        _check_set(x, 1)
-        h = self.embed(x)
+        _check_set(x, 1, "x", self)
+        _check_mask(mask, x)
+        h = self.embed(_zero_padding(x, mask))
         for block in self.blocks:
             h = block(h, mask)
         return self.readout(self.pool(h, mask))[:, 0, 0]          # one seed, one number: (B,)
@@ -218,12 +233,13 @@ def train_max_regression(model: nn.Module, rng: np.random.Generator, steps: int 
     inputs and targets lie in [0, 1)); every model gets the same Adam run with a learning rate
     decaying linearly to 0. Returns the loss per step, in the data's units.
     """
+    steps, device = check_steps(steps), next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps)   # linear decay to 0
     losses = []
     model.train()
     for _ in range(steps):
-        x, y = max_regression_batch(rng, batch_size, int(rng.integers(1, max_size + 1)))
+        x, y = (t.to(device) for t in max_regression_batch(rng, batch_size, int(rng.integers(1, max_size + 1))))
         prediction = scale * model(x / scale)
         if prediction.shape != y.shape:
             raise ValueError(f"the model must return one number per set, shape {tuple(y.shape)}, got "
@@ -243,8 +259,10 @@ def max_regression_mae(model: nn.Module, test_set: list[tuple[torch.Tensor, torc
                        scale: float = 1.0) -> float:
     """Mean absolute error of the predicted maximum over every set of ``test_set``, in data units."""
     model.eval()
+    device = next(model.parameters()).device
     errors = []
     for x, y in test_set:
+        x, y = x.to(device), y.to(device)
         prediction = scale * model(x / scale)
         if prediction.shape != y.shape:
             raise ValueError(f"the model must return one number per set, shape {tuple(y.shape)}, got "

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .data import PAD, Batch
+from .validate import check_steps, check_token_ids, positive_int
 
 __all__ = ["train_seq2seq", "accuracy", "evaluate_by_length"]
 
@@ -26,14 +27,19 @@ def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int,
     history: ``loss`` and the gradient norm *before* clipping, ``grad_norm``, per step.
     ``decay=True`` lowers the learning rate linearly to zero over the ``steps``.
     ``callback(step)``, if given, runs after every ``every`` steps; returning True stops early.
+    Each batch is moved to the device of the model's parameters.
     """
+    steps, every = check_steps(steps), positive_int("every", every)
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    device = next(model.parameters()).device
     opt = (torch.optim.Adam if optimizer == "adam" else torch.optim.SGD)(model.parameters(), lr=lr)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps if decay else 1.0)
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)
     history: dict[str, list[float]] = {"loss": [], "grad_norm": []}
     model.train()
     for step in range(steps):
-        batch = make_batch()
+        batch = make_batch().to(device)
         logits = model(batch.src, batch.lengths, batch.decoder_input())   # (B, T, V)
         loss = loss_fn(logits.flatten(0, 1), batch.target.flatten())
         opt.zero_grad()
@@ -58,8 +64,18 @@ def accuracy(predicted: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tenso
 
     Both are (B, T) and compared position by position over the target's non-pad tokens
     (its final ``EOS`` included); a prediction that is too short counts its missing tokens
-    as wrong. Exact match: every one of those tokens right.
+    as wrong. Exact match: every one of those tokens right. Raises ValueError for batches of
+    different sizes and for a target row with no real token (its accuracy would be 0/0).
     """
+    check_token_ids("target", target)
+    check_token_ids("predicted", predicted, empty_ok=True)
+    if predicted.shape[0] != target.shape[0]:
+        raise ValueError(f"predicted has {predicted.shape[0]} rows but target has {target.shape[0]}: one "
+                         f"prediction per target row")
+    empty = (target == PAD).all(1)
+    if empty.any():
+        raise ValueError(f"target row {int(empty.nonzero()[0])} has no real tokens (all PAD): its accuracy "
+                         f"would be 0/0")
     T = target.shape[1]
     if predicted.shape[1] < T:
         predicted = nn.functional.pad(predicted, (0, T - predicted.shape[1]), value=PAD)
@@ -77,8 +93,9 @@ def evaluate_by_length(model: nn.Module, make_batch: Callable[[np.random.Generat
     mean token accuracy and exact-match rate (the digit task's final EOS counts as a token)."""
     result: dict[str, list[float]] = {"length": [], "token_accuracy": [], "exact_match": []}
     model.eval()
+    device = next(model.parameters()).device
     for L in lengths:
-        batch = make_batch(rng, L)
+        batch = make_batch(rng, L).to(device)
         predicted = model.greedy_decode(batch.src, batch.lengths, batch.target.shape[1])
         token, exact = accuracy(predicted, batch.target)
         result["length"].append(L)

@@ -32,9 +32,10 @@ from .attention import causal_mask, padding_mask
 from .data import BOS, EOS, PAD
 from .dates import MAX_SOURCE_LEN, SOURCE_VOCAB, TARGET_LEN, TARGET_VOCAB, date_batch
 from .multihead import MultiHeadAttention
-from .seq2seq import check_source
+from .seq2seq import check_decoder_input, check_source
 from .training import train_seq2seq
 from .translator import HELD_OUT_SEED
+from .validate import check_steps, positive_int
 
 __all__ = ["sinusoidal_positions", "PositionalEncoding", "FeedForward", "EncoderLayer", "DecoderLayer",
            "Transformer", "train_date_transformer"]
@@ -146,8 +147,8 @@ class Transformer(nn.Module):
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(memory (B, S, d), src_mask (B, 1, S), encoder weights: one (B, H, S, S) per layer)."""
-        check_source(src, lengths)
-        src_mask = padding_mask(lengths, src.shape[1])                          # (B, 1, S) keys
+        check_source(src, lengths, self.src_embed.num_embeddings)
+        src_mask = padding_mask(lengths.to(src.device), src.shape[1])           # (B, 1, S) keys
         x, weights = self._embed(self.src_embed, src), []
         for layer in self.encoder:
             x, w = layer(x, src_mask)
@@ -156,6 +157,7 @@ class Transformer(nn.Module):
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor):
         """(logits (B, T, V), self weights [(B, H, T, T)], cross weights [(B, H, T, S)])."""
+        check_decoder_input(tgt_in, memory, self.tgt_embed.num_embeddings)
         y, self_weights, cross_weights = self._embed(self.tgt_embed, tgt_in), [], []
         mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)              # (T, T): no peeking ahead
         for layer in self.decoder:
@@ -183,6 +185,7 @@ class Transformer(nn.Module):
         """(B, max_len) token ids, ``PAD`` after each row's ``EOS``. The encoder runs once; the
         decoder re-reads its whole output so far at every step (no cache: the outputs are short).
         Rows are decoded ``chunk`` at a time, which bounds the memory of the attention weights."""
+        max_len, chunk = positive_int("max_len", max_len), positive_int("chunk", chunk)
         if src.shape[0] > chunk:
             return torch.cat([self.greedy_decode(src[i:i + chunk], lengths[i:i + chunk], max_len, chunk)
                               for i in range(0, src.shape[0], chunk)])
@@ -199,18 +202,21 @@ class Transformer(nn.Module):
 
 def train_date_transformer(steps: int = 1200, batch_size: int = 64, d_model: int = 64, num_heads: int = 4,
                            num_layers: int = 2, d_ff: int = 128, lr: float = 3e-3, seed: int = 0,
-                           callback: Callable[[int, Transformer], bool] | None = None, every: int = 100):
+                           callback: Callable[[int, Transformer], bool] | None = None, every: int = 100,
+                           device: torch.device | str | None = None):
     """Train a :class:`Transformer` on generated dates; return ``(model, history)``.
 
     Same data, loss and loop as :func:`~attention_course.translator.train_date_translator`
     (teacher forcing, Adam, gradient clipping at 1, learning rate decaying linearly to 0).
     ``callback(step, model)`` runs every ``every`` steps; returning True stops training.
+    The model is built on ``device`` (default: the CPU), where the batches follow it.
     """
+    check_steps(steps)
     if seed == HELD_OUT_SEED:
         raise ValueError(f"seed {seed} is reserved for the held-out test dates")
     torch.manual_seed(seed)
     model = Transformer(len(SOURCE_VOCAB), len(TARGET_VOCAB), d_model, num_heads, num_layers, d_ff,
-                        max_len=max(MAX_SOURCE_LEN, TARGET_LEN + 1))
+                        max_len=max(MAX_SOURCE_LEN, TARGET_LEN + 1)).to("cpu" if device is None else device)
     rng = np.random.default_rng(seed)
     history = train_seq2seq(model, lambda: date_batch(rng, batch_size), steps, lr=lr, clip=1.0, decay=True,
                             callback=callback and (lambda step: callback(step, model)), every=every)

@@ -39,6 +39,10 @@ that you did not execute yourself: the front end strips inline scripts from its 
 and may drop some styling). Run the cell, or trust the notebook (classic: File > Trust
 Notebook; JupyterLab: the command "Trust Notebook"), to get the interactive version.
 
+Size. One view has at most ``MAX_TOKENS`` (200) queries and keys, one explorer at most
+``MAX_WEIGHTS`` (250,000) weights over all its views, layers and heads; above that the explorer
+raises ValueError saying what to slice, instead of writing a page that takes many seconds to open.
+
 Determinism. The HTML depends only on the arguments (weights are stored rounded to
 ``decimals`` digits) and on how many explorers with the same content this process made before:
 the element id is a hash of the content plus that count, never a random number, so a notebook
@@ -57,17 +61,27 @@ from dataclasses import dataclass
 import numpy as np
 from IPython.display import HTML
 
-__all__ = ["AttentionView", "attention_explorer", "views_explorer", "transformer_explorer", "explorer_html"]
+__all__ = ["AttentionView", "attention_explorer", "views_explorer", "transformer_explorer", "explorer_html",
+           "MAX_TOKENS", "MAX_WEIGHTS"]
 
 # Labels of the two columns for each kind of attention: (queries, keys).
 _LABELS = {"cross": ("output (queries)", "input (keys)"), "self": ("queries", "keys")}
 _ACCENT = (37, 99, 235)  # the static table's colour; the interactive view takes it from CSS
+# Size limits: the page holds every weight (in the script's data) and one table cell and one SVG line per
+# query-key pair of a view, so it grows with T_q x T_k. 600 x 600 tokens took 17 s to become interactive in
+# Chromium; one 200 x 200 view is a 1.1 MB page with 40,000 links, a ninth of that. Slice the weights to
+# show a longer sequence.
+MAX_TOKENS = 200       # queries or keys of one view
+MAX_WEIGHTS = 250_000  # numbers in one explorer: every view, layer, head, query and key
 _seen: Counter[str] = Counter()  # content hash -> explorers made with it so far (for unique ids)
 
 
 def _as_array(weights) -> np.ndarray:
     if hasattr(weights, "detach"):  # a torch tensor, without importing torch here
-        weights = weights.detach().cpu().numpy()
+        weights = weights.detach().cpu()
+        if weights.is_floating_point():
+            weights = weights.double()  # numpy has no bfloat16
+        weights = weights.numpy()
     arr = np.asarray(weights)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise TypeError(f"weights must be real numbers (float or int), got dtype {arr.dtype}")
@@ -131,6 +145,11 @@ class AttentionView:
             raise ValueError(f"weights of shape {w.shape[-2:]} (T_q, T_k) do not match the tokens: "
                              f"{len(tgt)} {'tgt' if self.tgt_tokens is not None else 'src'}_tokens (queries, rows) "
                              f"and {len(src)} src_tokens (keys, columns)")
+        for side, n in (("query", w.shape[-2]), ("key", w.shape[-1])):
+            if n > MAX_TOKENS:
+                raise ValueError(f"{n} {side} tokens are too many for the explorer (at most MAX_TOKENS={MAX_TOKENS}"
+                                 f" per side; the page would hold {w.shape[-2] * w.shape[-1]:,} links per head): "
+                                 f"show a slice, for example weights[..., :{MAX_TOKENS}, :{MAX_TOKENS}]")
         bad = ~np.isfinite(w)
         if bad.any():
             where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -202,6 +221,10 @@ def explorer_html(views: Sequence[AttentionView], *, title: str | None = None, d
         raise ValueError(f"decimals must be an int from 1 to 4, got {decimals!r}")
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a str or None, got {type(title).__name__}")
+    total = sum(v.weights.size for v in views)
+    if total > MAX_WEIGHTS:
+        raise ValueError(f"{total} weights are too many for one explorer (at most MAX_WEIGHTS={MAX_WEIGHTS}; the "
+                         f"page holds every one): pass fewer views, layers or heads, or shorter sequences")
     quantized = [np.rint(v.weights * 10 ** decimals).astype(np.int64) for v in views]
     data = {"decimals": decimals, "views": [
         {"name": v.name, "kind": v.kind, "qLabel": v.query_label, "kLabel": v.key_label,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
 
 from ..rnn_attention import AdditiveScore
-from ._base import CheckFailed, ok
+from ._base import CheckFailed, as_float, as_number, call, ok
 
 __all__ = ["EXERCISE_HS", "EXERCISE_QUERY", "check_context_vector", "check_additive_scores",
            "check_temperature"]
@@ -19,10 +20,11 @@ EXERCISE_QUERY = torch.tensor([0.5, -1.0, 1.0])
 
 def check_context_vector(context) -> None:
     """The dot-score context vector of ``EXERCISE_QUERY`` over ``EXERCISE_HS``, shape (3,)."""
-    context = torch.as_tensor(context, dtype=torch.float32).flatten()
-    scores = EXERCISE_HS @ EXERCISE_QUERY
+    context = as_float(context, "the context vector").flatten()
+    hs, query = EXERCISE_HS.double(), EXERCISE_QUERY.double()
+    scores = hs @ query
     weights = torch.softmax(scores, 0)
-    want = weights @ EXERCISE_HS
+    want = weights @ hs
     if context.shape != want.shape:
         raise CheckFailed(f"the context vector has one entry per feature of hs: expected shape "
                           f"{tuple(want.shape)}, got {tuple(context.shape)}")
@@ -30,17 +32,17 @@ def check_context_vector(context) -> None:
         ok(f"weights {[round(w, 3) for w in weights.tolist()]}, "
            f"context {[round(c, 3) for c in want.tolist()]}.")
         return
-    if torch.allclose(context, scores @ EXERCISE_HS, atol=1e-4):
+    if torch.allclose(context, scores @ hs, atol=1e-4):
         raise CheckFailed("you weighted the rows by the raw scores: apply the softmax first so the weights are "
                           "positive and sum to 1")
-    if torch.allclose(context, EXERCISE_HS[scores.argmax()], atol=1e-4):
+    if torch.allclose(context, hs[scores.argmax()], atol=1e-4):
         raise CheckFailed("you picked the single best row (a hard argmax): attention averages all rows with "
                           "softmax weights")
-    if torch.allclose(context, EXERCISE_HS.mean(0), atol=1e-4):
+    if torch.allclose(context, hs.mean(0), atol=1e-4):
         raise CheckFailed("that is the plain average of the rows (uniform weights); the scores should decide "
                           "the weights")
-    raise CheckFailed(f"got {[round(c, 4) for c in context.tolist()]}, which is not the softmax-weighted "
-                      f"average of the rows")
+    raise CheckFailed(f"got {[round(c, 6) for c in context.tolist()]}, which is not the softmax-weighted "
+                      f"average of the rows, {[round(c, 6) for c in want.tolist()]}")
 
 
 def check_additive_scores(fn: Callable[..., torch.Tensor]) -> None:
@@ -52,37 +54,59 @@ def check_additive_scores(fn: Callable[..., torch.Tensor]) -> None:
         for p in score.parameters():
             p.copy_(torch.randn(p.shape, generator=g))
     query, keys = torch.randn(T, H, generator=g), torch.randn(S, H, generator=g)
-    want = score(query[None], keys[None])[0].detach()
+    want = score.double()(query[None].double(), keys[None].double())[0].detach()
     args = (query, keys, score.W_q.weight.detach(), score.W_k.weight.detach(), score.W_k.bias.detach(),
             score.v.weight.detach()[0])
-    got = torch.as_tensor(fn(*args))
+    got = as_float(call(fn, *(a.float().clone() for a in args)), "the scores")
     if got.shape != want.shape:
         raise CheckFailed(f"expected one score per (query, key) pair, shape {tuple(want.shape)}, "
                           f"got {tuple(got.shape)}")
     if torch.allclose(got, want, atol=1e-5):
         ok("your additive scores match the package's AdditiveScore.")
         return
-    W_q, W_k, b_k, v = args[2:]
+    query, keys, W_q, W_k, b_k, v = (a.double() for a in args)
     no_tanh = (query @ W_q.T)[:, None, :] + (keys @ W_k.T + b_k)[None, :, :]
     if torch.allclose(got, no_tanh @ v, atol=1e-5):
         raise CheckFailed("you left out the tanh: without it the additive score is linear and reduces to "
                           "q-part + k-part, so every query ranks the keys the same way")
-    raise CheckFailed("the scores differ from v^T tanh(W_q q + W_k k + b_k); check which matrix multiplies "
-                      "which vector")
+    i, j = divmod(int((got - want).abs().argmax()), want.shape[1])
+    raise CheckFailed(f"the scores differ from v^T tanh(W_q q + W_k k + b_k), most at query {i}, key {j}: got "
+                      f"{got[i, j].item():.6f}, expected {want[i, j].item():.6f}; check which matrix multiplies "
+                      f"which vector")
+
+
+_TEMPERATURE_SCORES = torch.tensor([2.0, 1.0, 0.5, 0.0], dtype=torch.float64)
+
+
+def _top_weight(tau: float) -> float:
+    return torch.softmax(_TEMPERATURE_SCORES / tau, 0)[0].item()
+
+
+def _largest_temperature(target: float = 0.99) -> float:
+    """The exact tau where the top weight falls to ``target`` (it falls as tau grows): bisection."""
+    lo, hi = 1e-3, 10.0
+    for _ in range(80):
+        lo, hi = ((lo + hi) / 2, hi) if _top_weight((lo + hi) / 2) >= target else (lo, (lo + hi) / 2)
+    return lo
 
 
 def check_temperature(tau: float) -> None:
     """The largest temperature (to 2 decimals) at which softmax(s / tau) puts at least 0.99 on the
-    largest of the scores s = [2.0, 1.0, 0.5, 0.0]."""
-    s = torch.tensor([2.0, 1.0, 0.5, 0.0], dtype=torch.float64)
-    taus = torch.arange(1, 1001, dtype=torch.float64) / 100
-    top = torch.softmax(s[None, :] / taus[:, None], dim=1)[:, 0]
-    want = taus[top >= 0.99].max().item()
-    if abs(tau - want) < 0.0051:
+    largest of the scores s = [2.0, 1.0, 0.5, 0.0].
+
+    Accepted: any tau that rounds to that answer and still gives a top weight >= 0.99, that is
+    [0.205, 0.21300...] (0.214 rounds to 0.21 too, but its top weight is below 0.99)."""
+    tau = as_number(tau, "the temperature")
+    exact = _largest_temperature()                        # 0.21300...
+    want = math.floor(exact * 100) / 100                  # the largest on the 0.01 grid
+    if not tau > 0:
+        raise CheckFailed(f"got tau={tau}: a temperature must be positive")
+    top_at = _top_weight(tau)
+    if top_at >= 0.99 and abs(tau - want) <= 0.005:
         ok(f"tau = {want:.2f}: below it the softmax is within 1% of a hard argmax.")
         return
-    top_at = torch.softmax(s / tau, 0)[0].item() if tau > 0 else 1.0
     if top_at < 0.99:
-        raise CheckFailed(f"at tau={tau} the top weight is only {top_at:.4f}: the temperature must be lower")
-    raise CheckFailed(f"at tau={tau} the top weight is {top_at:.4f} >= 0.99, but a higher temperature "
+        raise CheckFailed(f"at tau={tau:g} the top weight is only {top_at:.6f} < 0.99: the temperature must be "
+                          f"lower")
+    raise CheckFailed(f"at tau={tau:g} the top weight is {top_at:.6f} >= 0.99, but a higher temperature "
                       f"still reaches 0.99")

@@ -8,8 +8,9 @@ from collections.abc import Callable
 import torch
 
 from ..adversarial import js_divergence, total_variation
+from ..attention import padding_mask
 from ..importance import precision_at_k
-from ._base import CheckFailed, ok
+from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, call, ok
 
 __all__ = ["check_js_divergence", "check_precision_at_k", "check_one_token_adversary"]
 
@@ -29,59 +30,69 @@ def check_js_divergence(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     """``fn(p (N, T), q (N, T)) -> (N,)`` Jensen-Shannon divergence in nats, row by row."""
     p, q = _distributions()
     want = js_divergence(p, q)
-    try:
-        got = torch.as_tensor(fn(p.clone(), q.clone()), dtype=torch.float64)
-    except Exception as error:  # noqa: BLE001 - the student's code may fail in any way
-        raise CheckFailed(f"your function raised {type(error).__name__}: {error}") from None
+    got = as_float(call(fn, p.clone(), q.clone()), "the divergences")
     if got.shape != want.shape:
         raise CheckFailed(f"expected one divergence per row, shape {tuple(want.shape)}, got {tuple(got.shape)}")
     if torch.isnan(got).any():
         rows = torch.isnan(got).nonzero().flatten().tolist()
         raise CheckFailed(f"rows {rows} are NaN: a zero probability must contribute 0 log 0 = 0, not 0 * -inf")
-    if torch.allclose(got, want, atol=1e-8):
+    # A float32 computation sums five terms of size <= ln 2 with logs: within about 1e-7 of float64.
+    atol = 16 * FLOAT32_EPS
+    if torch.allclose(got, want, rtol=0, atol=atol):
         ok(f"the divergence of two distributions with disjoint supports is ln 2 = {math.log(2):.4f}.")
         return
-    if torch.allclose(got, want / math.log(2), atol=1e-8):
+    if torch.allclose(got, want / math.log(2), rtol=0, atol=atol):
         raise CheckFailed("your values are in bits (log base 2, bound 1); use the natural log (bound ln 2)")
     kl = (torch.xlogy(p, p) - torch.xlogy(p, q)).sum(-1)
-    if torch.allclose(got[2:], kl[2:], atol=1e-8):
+    if torch.allclose(got[2:], kl[2:], rtol=0, atol=atol):
         raise CheckFailed("this is KL(p || q), not JSD: compare each distribution with the mixture m = (p + q) / 2")
-    if not torch.allclose(fn(q.clone(), p.clone()), got, atol=1e-8):
+    swapped = as_float(call(fn, q.clone(), p.clone()), "the divergences")
+    if swapped.shape != got.shape or not torch.allclose(swapped, got, rtol=0, atol=atol):
         raise CheckFailed("JSD is symmetric, yours is not: JSD(p, q) must equal JSD(q, p)")
-    raise CheckFailed(f"got {[round(v, 4) for v in got.tolist()]}, expected {[round(v, 4) for v in want.tolist()]}")
+    raise CheckFailed(f"got {[round(v, 6) for v in got.tolist()]}, expected {[round(v, 6) for v in want.tolist()]}")
 
 
 # Exercise 6.2: precision at k against planted evidence ----------------------------------------
 
 def _ranking_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    # Rows with 2, 1 and 3 evidence tokens, so a k that does not follow the evidence shows; no ties
+    # among real tokens, so every tie-breaking rule gives the same answer.
     scores = torch.tensor([[-0.5, -0.1, -0.9, -0.2, 0.0, 0.0],        # all negative: padding (0) must not win
                            [0.1, 0.7, 0.2, 0.6, 0.0, 0.0],
                            [0.3, 0.2, 0.1, 0.05, 0.9, 0.8]])
     evidence = torch.tensor([[False, True, False, True, False, False],
-                             [True, False, False, True, False, False],
-                             [False, False, False, False, True, True]])
+                             [False, True, False, False, False, False],
+                             [False, True, False, False, True, True]])
     lengths = torch.tensor([4, 4, 6])
     return scores, evidence, lengths
+
+
+def _precision_fixed_k(scores, evidence, lengths, k: int) -> torch.Tensor:
+    """Precision at the same k for every row (a wrong answer, for the diagnosis)."""
+    real = padding_mask(lengths, scores.shape[1])[:, 0]
+    order = torch.sort(scores.masked_fill(~real, float("-inf")), dim=1, descending=True, stable=True).indices
+    return evidence.gather(1, order)[:, :k].double().sum(1) / k
 
 
 def check_precision_at_k(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
     """``fn(scores (N, T), evidence (N, T) bool, lengths (N,)) -> (N,)`` precision at k, k = the
     row's number of evidence tokens, ranking real tokens only."""
     scores, evidence, lengths = _ranking_case()
-    want = precision_at_k(scores, evidence, lengths)
-    try:
-        got = torch.as_tensor(fn(scores.clone(), evidence.clone(), lengths.clone()), dtype=torch.float32)
-    except Exception as error:  # noqa: BLE001
-        raise CheckFailed(f"your function raised {type(error).__name__}: {error}") from None
+    want = precision_at_k(scores, evidence, lengths).double()
+    got = as_float(call(fn, scores.clone(), evidence.clone(), lengths.clone()), "the precisions")
     if got.shape != want.shape:
         raise CheckFailed(f"expected one precision per review, shape {tuple(want.shape)}, got {tuple(got.shape)}")
     if torch.allclose(got, want):
         ok(f"precisions {[round(v, 3) for v in want.tolist()]}: padding is never ranked and k follows the evidence.")
         return
-    padded = precision_at_k(scores, evidence, torch.full_like(lengths, scores.shape[1]))
+    padded = precision_at_k(scores, evidence, torch.full_like(lengths, scores.shape[1])).double()
     if torch.allclose(got, padded):
         raise CheckFailed("your ranking lets padding positions in: in review 0 every real score is negative, so "
                           "the padding (score 0) took the top places; rank only the first lengths[n] tokens")
+    for k in range(1, scores.shape[1] + 1):
+        if torch.allclose(got, _precision_fixed_k(scores, evidence, lengths, k)):
+            raise CheckFailed(f"you used the same k = {k} for every review; k is each review's number of evidence "
+                              f"tokens: {evidence.sum(1).tolist()}")
     raise CheckFailed(f"got {[round(v, 3) for v in got.tolist()]}, expected {[round(v, 3) for v in want.tolist()]} "
                       f"(k is the number of evidence tokens of each review: {evidence.sum(1).tolist()})")
 
@@ -103,13 +114,25 @@ def _best_one_token(token_logits, bias, weights, epsilon):
     return int(jsd.argmax()) if feasible.any() else None
 
 
+def _as_index(answer, n: int) -> int | None:
+    """A token index: an int, a numpy or torch integer, or a float holding a whole number; or None."""
+    if answer is None:
+        return None
+    if isinstance(answer, bool) or (isinstance(answer, torch.Tensor) and answer.dtype == torch.bool):
+        raise CheckFailed(f"got {answer!r}, expected a token index in 0..{n - 1} (or None), not a boolean")
+    value = as_number(answer, "the token index")
+    if not value.is_integer():
+        raise CheckFailed(f"got {answer!r}: {value:g} is not a whole number; return the index of a token "
+                          f"(an int in 0..{n - 1})")
+    return int(value)
+
+
 def check_one_token_adversary(fn: Callable[[torch.Tensor, float, torch.Tensor, float], int | None]) -> None:
     """``fn(token_logits (T,), bias, weights (T,), epsilon) -> index`` of the token that, given all
     the attention, moves P(positive) by at most epsilon and is farthest (JSD) from ``weights``."""
     token_logits, bias, weights, epsilon = _adversary_case()
     want = _best_one_token(token_logits, bias, weights, epsilon)
-    got = fn(token_logits.clone(), bias, weights.clone(), epsilon)
-    got = int(got) if got is not None else None
+    got = _as_index(call(fn, token_logits.clone(), bias, weights.clone(), epsilon), len(weights))
     if got == want:
         ok(f"token {want} keeps the prediction within {epsilon} and is the farthest such one-token attention.")
         return

@@ -9,7 +9,7 @@ from torch import nn
 
 from ..multihead import MultiHeadAttention, split_heads
 from ..transformer import sinusoidal_positions
-from ._base import CheckFailed, ok
+from ._base import CheckFailed, as_float, call, ok
 
 __all__ = ["check_split_heads", "check_to_torch", "check_positions"]
 
@@ -25,10 +25,8 @@ def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     B, T, E, H = 2, 5, 12, 3
     d = E // H
     x = torch.arange(B * T * E, dtype=torch.float32).reshape(B, T, E)
-    want = split_heads(x, H)
-    got = fn(x.clone(), H)
-    if not isinstance(got, torch.Tensor):
-        raise CheckFailed(f"expected a tensor, got {type(got).__name__}")
+    want = split_heads(x, H).double()
+    got = as_float(call(fn, x.clone(), H), "the heads")
     if got.shape == (B, T, H, d):
         raise CheckFailed(f"shape {_shape(got)} is (batch, T, heads, d_head): the features are split, but the "
                           f"head axis must come before time; move it with transpose(1, 2)")
@@ -38,6 +36,7 @@ def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     if torch.equal(got, want):
         ok("each head holds a block of consecutive features, at every time step.")
         return
+    x = x.double()
     if torch.equal(got, x.reshape(B, H, T, d)):
         raise CheckFailed("you reshaped (B, T, E) straight to (B, H, T, d_head): the memory order is time-major, "
                           "so head 0 now holds pieces of several time steps. View as (B, T, H, d_head) first, "
@@ -58,7 +57,7 @@ def check_to_torch(fn: Callable[[MultiHeadAttention], nn.MultiheadAttention]) ->
     torch.manual_seed(4)
     E, H = 16, 4
     layer = MultiHeadAttention(E, H)
-    got = fn(layer)
+    got = call(fn, layer)
     if not isinstance(got, nn.MultiheadAttention):
         raise CheckFailed(f"expected a torch.nn.MultiheadAttention, got {type(got).__name__}")
     if (got.embed_dim, got.num_heads) != (E, H):
@@ -67,32 +66,35 @@ def check_to_torch(fn: Callable[[MultiHeadAttention], nn.MultiheadAttention]) ->
     if not got.batch_first:
         raise CheckFailed("batch_first is False: torch would read the inputs as (T, batch, E); the package's layer "
                           "is batch-first, so create the torch module with batch_first=True")
-    W = [lin.weight.detach() for lin in (layer.W_Q, layer.W_K, layer.W_V)]
-    stacked = got.in_proj_weight.detach()
-    if stacked.shape != (3 * E, E):
-        raise CheckFailed(f"in_proj_weight should be (3E, E) = {(3 * E, E)}, got {tuple(stacked.shape)}")
+    def same(a, b) -> bool:                     # exact values, whatever float dtype the copy has
+        return a is not None and b is not None and torch.equal(a.detach().double().cpu(), b.detach().double())
+
+    W = [lin.weight for lin in (layer.W_Q, layer.W_K, layer.W_V)]
+    stacked = got.in_proj_weight
+    if stacked is None or stacked.shape != (3 * E, E):
+        shape = None if stacked is None else tuple(stacked.shape)
+        raise CheckFailed(f"in_proj_weight should be (3E, E) = {(3 * E, E)}, got {shape}")
     blocks = list(stacked.split(E))
-    if all(torch.equal(b, w.T) for b, w in zip(blocks, W)):
+    if all(same(b, w.T) for b, w in zip(blocks, W)):
         raise CheckFailed("the projection blocks are transposed: nn.Linear and in_proj_weight both store "
                           "(out_features, in_features); copy the weights as they are")
-    if not all(torch.equal(b, w) for b, w in zip(blocks, W)):
-        if all(any(torch.equal(b, w) for w in W) for b in blocks):
+    if not all(same(b, w) for b, w in zip(blocks, W)):
+        if all(any(same(b, w) for w in W) for b in blocks):
             raise CheckFailed("the three projections are in the wrong order: in_proj_weight stacks the rows "
                               "[W_Q; W_K; W_V]")
         raise CheckFailed("in_proj_weight is not [W_Q.weight; W_K.weight; W_V.weight] (did you copy inside "
                           "torch.no_grad(), into the module's own parameters?)")
-    if got.in_proj_bias is None or not torch.equal(got.in_proj_bias.detach(),
-                                                   torch.cat([lin.bias.detach() for lin in
-                                                              (layer.W_Q, layer.W_K, layer.W_V)])):
+    if not same(got.in_proj_bias, torch.cat([lin.bias for lin in (layer.W_Q, layer.W_K, layer.W_V)])):
         raise CheckFailed("in_proj_bias is not [W_Q.bias; W_K.bias; W_V.bias]")
-    if not (torch.equal(got.out_proj.weight.detach(), layer.W_O.weight.detach())
-            and got.out_proj.bias is not None and torch.equal(got.out_proj.bias.detach(), layer.W_O.bias.detach())):
+    if not (same(got.out_proj.weight, layer.W_O.weight) and same(got.out_proj.bias, layer.W_O.bias)):
         raise CheckFailed("out_proj does not hold W_O's weight and bias")
     g = torch.Generator().manual_seed(0)
     q, k = torch.randn(2, 3, E, generator=g), torch.randn(2, 6, E, generator=g)
+    param = got.in_proj_weight
     with torch.no_grad():
         want, _ = layer(q, k, k)
-        out, _ = got.eval()(q, k, k)
+        out, _ = call(got.eval(), q.to(param), k.to(param), k.to(param))
+        out = as_float(out, "the module's output").to(torch.float32)
     if not torch.allclose(out, want, atol=1e-5):
         raise CheckFailed(f"the weights match but the outputs differ by up to {(out - want).abs().max().item():.3g}"
                           f" (dropout={got.dropout}? it must be 0 or the module in eval mode)")
@@ -106,15 +108,12 @@ def check_positions(fn: Callable[[int, int], torch.Tensor]) -> None:
     w_i = 10000^(-2i / d_model)."""
     max_len, d = 50, 16
     want = sinusoidal_positions(max_len, d).double()
-    got = fn(max_len, d)
-    if not isinstance(got, torch.Tensor):
-        raise CheckFailed(f"expected a tensor, got {type(got).__name__}")
+    got = as_float(call(fn, max_len, d), "the positional encoding")
     if got.shape == (d, max_len):
         raise CheckFailed(f"shape {_shape(got)} is transposed: one row per position, (max_len, d_model) = "
                           f"{(max_len, d)}")
     if got.shape != want.shape:
         raise CheckFailed(f"expected shape (max_len, d_model) = {(max_len, d)}, got {_shape(got)}")
-    got = got.double()
     if torch.allclose(got, want, atol=1e-5):
         ok("even features are sines, odd features cosines, with wavelengths from 2 pi to 10000 * 2 pi.")
         return

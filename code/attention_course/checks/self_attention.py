@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 
 from ..attention import causal_mask, padding_mask, scaled_dot_product_attention
-from ._base import CheckFailed, ok
+from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, as_tensor, call, ok
 
 __all__ = ["check_score_scale", "check_decoder_mask", "check_masked_softmax"]
 
@@ -19,22 +19,26 @@ def check_score_scale(fn: Callable[[int, float, float], float]) -> None:
     """``fn(d, sigma_q, sigma_k)`` must return the factor that gives q.k a variance of 1 when q and
     k have d independent zero-mean entries of standard deviations sigma_q and sigma_k."""
     cases = [(64, 1.0, 1.0), (256, 1.0, 1.0), (16, 2.0, 0.5), (100, 3.0, 1.0)]
+    rel_tol = 8 * FLOAT32_EPS                   # a few float32 roundings; the wrong scales are off by far more
+
+    def near(a: float, b: float) -> bool:
+        return math.isclose(a, b, rel_tol=rel_tol)
+
     for d, sq, sk in cases:
-        got = float(fn(d, sq, sk))
+        got = as_number(call(fn, d, sq, sk), f"the scale for d={d}")
         want = 1.0 / (math.sqrt(d) * sq * sk)
-        if math.isclose(got, want, rel_tol=1e-9):
+        if near(got, want):
             continue
-        if math.isclose(got, 1.0 / (d * sq * sk), rel_tol=1e-9) or math.isclose(got, 1.0 / (d * sq**2 * sk**2),
-                                                                                   rel_tol=1e-9):
+        if near(got, 1.0 / (d * sq * sk)) or near(got, 1.0 / (d * sq**2 * sk**2)):
             raise CheckFailed(f"for d={d}: you divide by d, the variance; dividing the scores by c divides their "
                               f"variance by c^2, so c must be the standard deviation sqrt(d)")
-        if math.isclose(got, 1.0 / math.sqrt(d), rel_tol=1e-9) and (sq, sk) != (1.0, 1.0):
+        if near(got, 1.0 / math.sqrt(d)) and (sq, sk) != (1.0, 1.0):
             raise CheckFailed(f"for d={d}, sigma_q={sq}, sigma_k={sk}: 1/sqrt(d) is right only for unit "
                               f"variances; each product q_i k_i has variance sigma_q^2 sigma_k^2")
-        if math.isclose(got, 1.0 / (math.sqrt(d) * sq**2 * sk**2), rel_tol=1e-9):
+        if near(got, 1.0 / (math.sqrt(d) * sq**2 * sk**2)):
             raise CheckFailed(f"for sigma_q={sq}, sigma_k={sk}: you divide by the variances sigma^2; the "
                               f"scale must divide by the standard deviation of q.k")
-        raise CheckFailed(f"for d={d}, sigma_q={sq}, sigma_k={sk}: got {got:.6g}, expected {want:.6g}")
+        raise CheckFailed(f"for d={d}, sigma_q={sq}, sigma_k={sk}: got {got:.9g}, expected {want:.9g}")
     ok("Var(q.k) = d sigma_q^2 sigma_k^2, so the scale is 1 / (sqrt(d) sigma_q sigma_k).")
 
 
@@ -45,10 +49,9 @@ def check_decoder_mask(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     positions t <= i that are real tokens (t < lengths[b])."""
     lengths, T = torch.tensor([5, 3, 1]), 5
     want = causal_mask(T) & padding_mask(lengths, T)                 # (B, T, T)
-    got = fn(lengths.clone(), T)
-    if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
-        kind = got.dtype if isinstance(got, torch.Tensor) else type(got).__name__
-        raise CheckFailed(f"expected a boolean tensor (True = may attend), got {kind}")
+    got = as_tensor(call(fn, lengths.clone(), T), "the mask")
+    if got.dtype != torch.bool:
+        raise CheckFailed(f"expected a boolean tensor (True = may attend), got {got.dtype}")
     try:
         got = got.expand(want.shape)
     except RuntimeError:
@@ -82,11 +85,9 @@ def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
     # The package's attention with identity keys and scale 1 turns `scores` into exactly these weights.
     eye = torch.eye(5, dtype=torch.float64)
     _, want = scaled_dot_product_attention(scores, eye, eye, mask, scale=1.0)
-    got = fn(scores.clone(), mask.clone())
-    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        raise CheckFailed(f"expected weights of shape {tuple(want.shape)}, got {shape}")
-    got = got.to(torch.float64)
+    got = as_float(call(fn, scores.clone(), mask.clone()), "the weights")
+    if got.shape != want.shape:
+        raise CheckFailed(f"expected weights of shape {tuple(want.shape)}, got {tuple(got.shape)}")
     if torch.isnan(got[2]).any():
         raise CheckFailed("the fully masked row (row 2) is NaN: exp(-inf) / sum of exp(-inf) is 0/0; fill with a "
                           "large finite negative number, or zero the row afterwards")
@@ -97,10 +98,12 @@ def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
     if got[~mask].abs().max() > 0:
         raise CheckFailed("masked positions must get weight exactly 0, got up to "
                           f"{got[~mask].abs().max().item():.3g}")
-    if torch.allclose(got, want, atol=1e-12):
+    atol = 16 * FLOAT32_EPS                     # weights lie in [0, 1]: a float32 softmax is this close
+    if torch.allclose(got, want, rtol=0, atol=atol):
         ok("allowed keys share weight 1, masked keys get 0, and a fully masked row stays zero, not NaN.")
         return
-    if torch.allclose(got[[0, 1, 3]].sum(-1), torch.ones(3, dtype=torch.float64)):
-        raise CheckFailed(f"rows sum to 1 but the weights are wrong: got {got[1].tolist()} for row 1, "
-                          f"expected {want[1].tolist()}")
+    if torch.allclose(got[[0, 1, 3]].sum(-1), torch.ones(3, dtype=torch.float64), atol=atol):
+        row = int((got - want).abs().amax(-1).argmax())
+        raise CheckFailed(f"rows sum to 1 but the weights are wrong: got {[round(w, 6) for w in got[row].tolist()]} "
+                          f"for row {row}, expected {[round(w, 6) for w in want[row].tolist()]}")
     raise CheckFailed(f"each row with an allowed key must sum to 1; yours sum to {got.sum(-1).tolist()}")

@@ -1,0 +1,413 @@
+"""Every exercise self-check is fair to every correct answer and hard to fool (issue 15, items 1-3).
+
+Each checker gets the reference solution in four forms, computed in float32, computed in float64,
+returned as a numpy array and returned as nested lists, and must accept all of them; it gets at
+least two named wrong answers and must reject each with its diagnosis; and a student function
+that raises becomes a ``CheckFailed`` that quotes the student's own line, never a crash.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from attention_course.adversarial import js_divergence
+from attention_course.attention import causal_mask, padding_mask
+from attention_course.checks import CheckFailed, check_linear_rnn_gradient, check_reverse_padded, check_token_accuracy
+from attention_course.checks.attention_rnn import (
+    EXERCISE_HS,
+    EXERCISE_QUERY,
+    check_additive_scores,
+    check_context_vector,
+    check_temperature,
+)
+from attention_course.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
+from attention_course.checks.cca import check_canonical_correlations, check_pmi_cross_matrix, check_principal_angles
+from attention_course.checks.explanation import check_js_divergence, check_one_token_adversary, check_precision_at_k
+from attention_course.checks.multihead import check_positions, check_split_heads, check_to_torch
+from attention_course.checks.self_attention import check_decoder_mask, check_masked_softmax, check_score_scale
+from attention_course.data import EOS, PAD
+from attention_course.forecast import seasonal_naive
+from attention_course.seq2seq import reverse_padded
+from attention_course.training import accuracy
+
+# --- the four forms of an answer -----------------------------------------------------------------
+
+
+def _cast(x, dtype):
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.to(dtype)
+    if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.floating):
+        return x.astype({torch.float32: np.float32, torch.float64: np.float64}[dtype])
+    return x
+
+
+def _numpy(x):
+    return x.detach().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def computed_in(dtype):
+    """The student converts every floating-point input to ``dtype`` and computes there."""
+    def form(fn):
+        return lambda *args: _cast(fn(*(_cast(a, dtype) for a in args)), dtype)
+    return form
+
+
+FORMS = {
+    "float32": computed_in(torch.float32),
+    "float64": computed_in(torch.float64),
+    "numpy": lambda fn: lambda *args: _numpy(fn(*args)),
+    "list": lambda fn: lambda *args: _numpy(fn(*args)).tolist(),
+}
+
+# --- reference solutions, written for any float dtype ----------------------------------------------
+
+
+def ref_accuracy(p, t):
+    return accuracy(p, t)[0]
+
+
+def ref_additive(q, k, W_q, W_k, b_k, v):
+    return torch.tanh((q @ W_q.T)[:, None, :] + (k @ W_k.T + b_k)[None]) @ v
+
+
+def ref_additive_numpy(q, k, W_q, W_k, b_k, v):
+    q, k, W_q, W_k, b_k, v = (x.numpy().astype(np.float64) for x in (q, k, W_q, W_k, b_k, v))
+    return np.tanh((q @ W_q.T)[:, None, :] + (k @ W_k.T + b_k)[None]) @ v
+
+
+def ref_decoder_mask(lengths, T):
+    return causal_mask(T) & padding_mask(lengths, T)
+
+
+def ref_masked_softmax(s, m):
+    return torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1).masked_fill(~m, 0.0)
+
+
+def ref_split(x, H):
+    return x.view(x.shape[0], x.shape[1], H, -1).transpose(1, 2)
+
+
+def ref_positions(max_len, d, dtype=torch.float64, sin_first=True):
+    t = torch.arange(max_len, dtype=dtype)[:, None]
+    w = 10000.0 ** (-torch.arange(0, d, 2, dtype=dtype) / d)
+    pe = torch.zeros(max_len, d, dtype=dtype)
+    pe[:, 0::2], pe[:, 1::2] = (torch.sin(t * w), torch.cos(t * w)) if sin_first else (torch.cos(t * w),
+                                                                                        torch.sin(t * w))
+    return pe
+
+
+def _whiten(C):
+    evals, evecs = np.linalg.eigh(C)
+    return evecs @ np.diag(evals ** -0.5) @ evecs.T
+
+
+def ref_cca(X, Y):
+    X, Y = X - X.mean(0), Y - Y.mean(0)
+    n = len(X)
+    return np.linalg.svd(_whiten(X.T @ X / (n - 1)) @ (X.T @ Y / (n - 1)) @ _whiten(Y.T @ Y / (n - 1)),
+                         compute_uv=False)
+
+
+def ref_angles(A, B):
+    Qa, Qb = np.linalg.qr(A)[0], np.linalg.qr(B)[0]
+    return np.degrees(np.arccos(np.clip(np.linalg.svd(Qa.T @ Qb, compute_uv=False), -1, 1)))
+
+
+def ref_pmi(cov, p):
+    return -np.linalg.inv(cov)[:p, p:]
+
+
+def ref_jsd(p, q):
+    m = (p + q) / 2
+    return 0.5 * (torch.xlogy(p, p) - torch.xlogy(p, m)).sum(-1) + 0.5 * (torch.xlogy(q, q) - torch.xlogy(q, m)).sum(-1)
+
+
+def ref_precision(scores, evidence, lengths, fixed_k=None):
+    out = []
+    for s, e, L in zip(scores, evidence, lengths):
+        k = fixed_k or int(e[:L].sum())
+        top = torch.argsort(s[:L], descending=True, stable=True)[:k]
+        out.append(float(e[top].sum()) / k)
+    return torch.tensor(out, dtype=scores.dtype)
+
+
+def ref_one_token(s, bias, a, epsilon):
+    base = torch.sigmoid((a * s).sum() + bias)
+    best, best_jsd = None, -1.0
+    for i in range(len(a)):
+        if abs(float(torch.sigmoid(s[i] + bias) - base)) <= epsilon:
+            jsd = float(js_divergence(torch.eye(len(a), dtype=a.dtype)[i], a))
+            if jsd > best_jsd:
+                best, best_jsd = i, jsd
+    return best
+
+
+def ref_offset(q, k, offset, alpha, dtype=torch.float64):
+    delta = (k[None] - q[:, None]).to(dtype)
+    return -alpha * ((delta - offset.to(dtype)) ** 2).sum(-1)
+
+
+def ref_soft_max(x, alpha):
+    return (torch.softmax(alpha * x, -1) * x).sum(-1)
+
+
+def _to_torch(layer, order=(0, 1, 2), batch_first=True):
+    module = torch.nn.MultiheadAttention(layer.embed_dim, layer.num_heads, batch_first=batch_first)
+    lins = [layer.W_Q, layer.W_K, layer.W_V]
+    with torch.no_grad():
+        module.in_proj_weight.copy_(torch.cat([lins[i].weight for i in order]))
+        module.in_proj_bias.copy_(torch.cat([lins[i].bias for i in order]))
+        module.out_proj.weight.copy_(layer.W_O.weight)
+        module.out_proj.bias.copy_(layer.W_O.bias)
+    return module
+
+
+def _token_accuracy_with_padding(p, t):
+    return (p == t).double().mean(1)
+
+
+def _token_accuracy_without_eos(p, t):
+    real = (t != PAD) & (t != EOS)
+    return ((p == t) & real).sum(1) / real.sum(1)
+
+
+# Checkers that take a function: (checker, reference, {wrong answer: diagnosis}).
+FUNCTION_CHECKS = {
+    "reverse_padded": (check_reverse_padded, reverse_padded, {
+        "whole rows flipped": (lambda s, l: s.flip(1), "padding included"),
+        "unchanged": (lambda s, l: s, "nothing was reversed")}),
+    "token_accuracy": (check_token_accuracy, ref_accuracy, {
+        "padding counted": (_token_accuracy_with_padding, "counts padding"),
+        "EOS ignored": (_token_accuracy_without_eos, "ignores EOS")}),
+    "additive_scores": (check_additive_scores, ref_additive, {
+        "no tanh": (lambda q, k, W_q, W_k, b_k, v: ((q @ W_q.T)[:, None] + (k @ W_k.T + b_k)[None]) @ v,
+                    "left out the tanh"),
+        "swapped matrices": (lambda q, k, W_q, W_k, b_k, v: ref_additive(q, k, W_k, W_q, b_k, v),
+                             "which matrix multiplies")}),
+    "decoder_mask": (check_decoder_mask, ref_decoder_mask, {
+        "inverted": (lambda l, T: ~ref_decoder_mask(l, T), "inverted"),
+        "causal only": (lambda l, T: causal_mask(T).expand(len(l), T, T), "attend to padding")}),
+    "masked_softmax": (check_masked_softmax, ref_masked_softmax, {
+        "-inf fill": (lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1), "row 2.* is NaN"),
+        "uniform empty row": (lambda s, m: torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1),
+                              "uniform weights")}),
+    "split_heads": (check_split_heads, ref_split, {
+        "reshaped straight": (lambda x, H: x.reshape(x.shape[0], H, x.shape[1], -1), "straight to"),
+        "strided": (lambda x, H: x.view(x.shape[0], x.shape[1], -1, H).permute(0, 3, 1, 2), "strided")}),
+    "positions": (check_positions, lambda n, d: ref_positions(n, d), {
+        "sin and cos swapped": (lambda n, d: ref_positions(n, d, sin_first=False), "swapped"),
+        "transposed": (lambda n, d: ref_positions(n, d).T, "transposed")}),
+    "canonical_correlations": (check_canonical_correlations, ref_cca, {
+        "squared": (lambda X, Y: ref_cca(X, Y) ** 2, "squared correlations"),
+        "ascending": (lambda X, Y: ref_cca(X, Y)[::-1].copy(), "ascending order")}),
+    "principal_angles": (check_principal_angles, ref_angles, {
+        "radians": (lambda A, B: np.radians(ref_angles(A, B)), "radians"),
+        "largest first": (lambda A, B: ref_angles(A, B)[::-1].copy(), "smallest angle first")}),
+    "pmi_cross_matrix": (check_pmi_cross_matrix, ref_pmi, {
+        "wrong sign": (lambda cov, p: -ref_pmi(cov, p), "wrong sign"),
+        "half": (lambda cov, p: ref_pmi(cov, p) / 2, "factor of 2")}),
+    "js_divergence": (check_js_divergence, ref_jsd, {
+        "bits": (lambda p, q: ref_jsd(p, q) / math.log(2), "bits"),
+        "KL": (lambda p, q: (torch.xlogy(p, p) - torch.xlogy(p, q)).sum(-1), "KL")}),
+    "precision_at_k": (check_precision_at_k, ref_precision, {
+        "k hard-coded to 2": (lambda s, e, l: ref_precision(s, e, l, fixed_k=2), "same k = 2 for every review"),
+        "padding ranked": (lambda s, e, l: ref_precision(s, e, torch.full_like(l, s.shape[1])), "padding")}),
+    "one_token_adversary": (check_one_token_adversary, ref_one_token, {
+        "truncated float": (lambda s, b, a, eps: ref_one_token(s, b, a, eps) + 0.9, "not a whole number"),
+        "most attended token": (lambda s, b, a, eps: int(a.argmax()), "another feasible token is farther")}),
+    "offset_scores": (check_offset_scores, ref_offset, {
+        "mirrored": (lambda q, k, o, a: ref_offset(q, k, -o, a), r"query - offset instead of query \+ offset"),
+        "alpha ignored": (lambda q, k, o, a: ref_offset(q, k, o, 0.7), "do not change with alpha")}),
+    "attention_max": (check_attention_max, ref_soft_max, {
+        "hard max": (lambda x, a: x.amax(-1), "hard max"),
+        "mean": (lambda x, a: x.mean(-1), "that is the mean")}),
+    "seasonal_naive": (check_seasonal_naive, seasonal_naive, {
+        "naive": (lambda h, p, H: h[:, -1:].repeat(1, H), "naive forecast"),
+        "off by one": (lambda h, p, H: seasonal_naive(h[:, :-1], p, H), "off by one")}),
+}
+
+ACCEPT = [(name, form) for name in FUNCTION_CHECKS for form in FORMS]
+REJECT = [(name, wrong, form) for name, (_, _, wrongs) in FUNCTION_CHECKS.items() for wrong in wrongs
+          for form in ("float32", "float64")]
+
+
+@pytest.mark.parametrize("name, form", ACCEPT)
+def test_checker_accepts_the_reference_in_every_form(name, form, capsys):
+    check, reference, _ = FUNCTION_CHECKS[name]
+    check(FORMS[form](reference))
+    assert capsys.readouterr().out.startswith("Correct: ")
+
+
+@pytest.mark.parametrize("name, wrong, form", REJECT)
+def test_checker_rejects_named_wrong_answers(name, wrong, form):
+    check, _, wrongs = FUNCTION_CHECKS[name]
+    answer, diagnosis = wrongs[wrong]
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check(FORMS[form](answer))
+
+
+@pytest.mark.parametrize("check, answer", [
+    (check_positions, lambda n, d: ref_positions(n, d, torch.float32)),
+    (check_offset_scores, lambda q, k, o, a: ref_offset(q, k, o, a, torch.float32)),
+], ids=["positions", "offset_scores"])
+def test_checker_accepts_answers_computed_in_float32_from_integer_inputs(check, answer, capsys):
+    check(answer)
+    assert "Correct" in capsys.readouterr().out
+
+
+def test_additive_scores_accepts_a_numpy_computation(capsys):
+    check_additive_scores(ref_additive_numpy)
+    assert "Correct" in capsys.readouterr().out
+
+
+def test_to_torch_accepts_a_float64_module(capsys):
+    check_to_torch(lambda layer: _to_torch(layer).double())
+    check_to_torch(_to_torch)
+    assert capsys.readouterr().out.count("Correct") == 2
+
+
+@pytest.mark.parametrize("wrong, diagnosis", [(lambda layer: _to_torch(layer, order=(1, 0, 2)), "wrong order"),
+                                              (lambda layer: _to_torch(layer, batch_first=False), "batch_first")])
+def test_to_torch_rejects_named_wrong_answers(wrong, diagnosis):
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_to_torch(wrong)
+
+
+def _fails_inside(*args):
+    scale = 0
+    return 1 / scale                                   # the student's bug
+
+
+CHECKERS_OF_FUNCTIONS = [check for check, _, _ in FUNCTION_CHECKS.values()] + [check_to_torch, check_score_scale]
+
+
+@pytest.mark.parametrize("check", CHECKERS_OF_FUNCTIONS, ids=lambda c: c.__name__)
+def test_an_exception_in_the_students_code_is_a_check_failure_naming_their_line(check):
+    with pytest.raises(CheckFailed) as failure:
+        check(_fails_inside)
+    message = str(failure.value)
+    assert "your function raised ZeroDivisionError" in message
+    assert "test_checks_fair.py" in message and "1 / scale" in message
+
+
+# --- checkers of values ---------------------------------------------------------------------------
+
+def _float32_rnn_gradient(w, T=50):
+    x = torch.zeros(T, requires_grad=True)                  # float32, as the exercise's autograd gives
+    h = torch.zeros(())
+    for t in range(T):
+        h = w * h + x[t]
+    h.backward()
+    return x.grad[0]
+
+
+@pytest.mark.parametrize("form", ["float32 autograd", "float64", "tensor", "numpy", "python float"])
+def test_linear_rnn_gradient_accepts_every_form(form, capsys):
+    small, large = {
+        "float32 autograd": lambda: (_float32_rnn_gradient(0.9).item(), _float32_rnn_gradient(1.1).item()),
+        "float64": lambda: (0.9 ** 49, 1.1 ** 49),
+        "tensor": lambda: (_float32_rnn_gradient(0.9), _float32_rnn_gradient(1.1)),
+        "numpy": lambda: (np.float32(0.9) ** 49, np.float32(1.1) ** 49),
+        "python float": lambda: (float(np.float32(0.9 ** 49)), float(np.float32(1.1 ** 49))),
+    }[form]()
+    check_linear_rnn_gradient(small, large)
+    assert "Correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("small, large, diagnosis", [
+    (0.9 ** 50, 1.1 ** 50, "off by one"),
+    (0.9 * 49, 1.1 ** 49, "multiplies"),
+    (0.9 ** 49 * (1 + 1e-3), 1.1 ** 49, r"got 0\.005732143\d*, expected a number near 0\.005726416\d*"),
+    ("0.0057", 1.1 ** 49, "as a number, got str '0.0057'"),
+])
+def test_linear_rnn_gradient_rejects_named_wrong_answers(small, large, diagnosis):
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_linear_rnn_gradient(small, large)
+
+
+SCORES = EXERCISE_HS @ EXERCISE_QUERY
+CONTEXT = torch.softmax(SCORES.double(), 0) @ EXERCISE_HS.double()
+
+
+@pytest.mark.parametrize("context", [CONTEXT.float(), CONTEXT, CONTEXT.numpy(), CONTEXT.tolist()],
+                         ids=FORMS.keys())
+def test_context_vector_accepts_every_form(context, capsys):
+    check_context_vector(context)
+    assert "Correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("context, diagnosis", [(SCORES @ EXERCISE_HS, "raw scores"),
+                                                (EXERCISE_HS[SCORES.argmax()].numpy(), "hard argmax")])
+def test_context_vector_rejects_named_wrong_answers(context, diagnosis):
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_context_vector(context)
+
+
+@pytest.mark.parametrize("tau", [0.21, 0.213, 0.2051, np.float64(0.21), np.float32(0.21), torch.tensor(0.21)])
+def test_temperature_accepts_every_answer_that_rounds_to_it_and_keeps_the_condition(tau, capsys):
+    check_temperature(tau)
+    assert "Correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tau, diagnosis", [
+    (0.214, r"top weight is only 0.989\d+ < 0.99"),        # rounds to 0.21, yet breaks the condition
+    (0.215, r"top weight is only 0.989\d+ < 0.99"),
+    (0.2, "higher temperature still reaches 0.99"),
+    (0.5, "must be lower"),
+    (-1.0, "positive"),
+    (math.nan, "positive"),
+])
+def test_temperature_rejects_named_wrong_answers(tau, diagnosis):
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_temperature(tau)
+
+
+SCALE_FORMS = {
+    "float32 tensor": lambda d, sq, sk: 1 / (torch.sqrt(torch.tensor(float(d))) * sq * sk),
+    "float64 tensor": lambda d, sq, sk: 1 / (torch.sqrt(torch.tensor(float(d), dtype=torch.float64)) * sq * sk),
+    "numpy float32": lambda d, sq, sk: np.float32(1) / (np.sqrt(np.float32(d)) * np.float32(sq) * np.float32(sk)),
+    "python float": lambda d, sq, sk: 1 / (math.sqrt(d) * sq * sk),
+}
+
+
+@pytest.mark.parametrize("form", SCALE_FORMS)
+def test_score_scale_accepts_every_form(form, capsys):
+    check_score_scale(SCALE_FORMS[form])
+    assert "Correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, diagnosis", [
+    (lambda d, sq, sk: 1 / (torch.tensor(float(d)) * sq * sk), "divide by d, the variance"),
+    (lambda d, sq, sk: 1 / torch.sqrt(torch.tensor(float(d))), "right only for unit variances"),
+    (lambda d, sq, sk: 1.001 / (math.sqrt(d) * sq * sk), r"got 0.125125, expected 0.125\b"),
+])
+def test_score_scale_rejects_named_wrong_answers(wrong, diagnosis):
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_score_scale(wrong)
+
+
+@pytest.mark.parametrize("answer", [5, np.int64(5), torch.tensor(5), 5.0])
+def test_one_token_adversary_accepts_every_integer_form(answer, capsys):
+    check_one_token_adversary(lambda *args: answer)
+    assert "Correct" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer, diagnosis", [(5.9, "5.9 is not a whole number"), (True, "got True"),
+                                               (None, "expected a token index")])
+def test_one_token_adversary_does_not_truncate(answer, diagnosis):
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_one_token_adversary(lambda *args: answer)
+
+
+def test_precision_at_k_fixture_rows_need_different_k():
+    # the wrong answer "k = 2 for every review" passed while every fixture row had two evidence tokens
+    with pytest.raises(CheckFailed):
+        check_precision_at_k(lambda s, e, l: ref_precision(s, e, l, fixed_k=2))
+
+
+def test_answers_that_are_not_numbers_are_named(capsys):
+    for check, answer in [(check_reverse_padded, lambda s, l: None), (check_masked_softmax, lambda s, m: "weights"),
+                          (check_seasonal_naive, lambda h, p, H: [[1, 2], [3]])]:
+        with pytest.raises(CheckFailed, match="expected .*got (NoneType|str|list)"):
+            check(answer)
