@@ -1,0 +1,69 @@
+"""Claims a chapter makes about trained models, checked in the cell that computes them.
+
+The last bits of a floating-point result depend on the CPU (MKL and ATen pick their code paths
+by vendor and instruction set), and training turns those bits into visibly different numbers. A
+chapter therefore never asks a reader to trust a stored training result: the cell states its
+claim as a check that runs every time the notebook runs, on every machine::
+
+    expect("attention keeps long-input accuracy above 0.95", acc_long > 0.95, acc_long=acc_long)
+
+prints ``checked: attention keeps long-input accuracy above 0.95 (acc_long = 0.982)`` and raises
+:class:`ClaimFailed`, with the measured values, when the claim does not hold. Such cells carry the
+nbval tag ``nbval-ignore-output`` (their printed numbers may move in the last digits; the claim may
+not); every other cell is compared exactly.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import torch
+
+__all__ = ["ClaimFailed", "expect"]
+
+
+class ClaimFailed(AssertionError):
+    """A claim the chapter makes did not hold in this run; the message gives the measured values."""
+
+
+def _format(value) -> str:
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            value = value.item()
+        elif value.ndim == 1 and value.size <= 12:
+            return "[" + ", ".join(_format(v) for v in value.tolist()) + "]"
+        else:
+            return np.array2string(value, precision=4, separator=", ", threshold=12)
+    if isinstance(value, (list, tuple)) and len(value) <= 12 and all(isinstance(v, numbers.Number) for v in value):
+        return "[" + ", ".join(_format(v) for v in value) + "]"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return f"{float(value):.4g}"
+    return repr(value)
+
+
+def expect(claim: str, holds, **measured) -> None:
+    """Check one claim of the chapter; print ``checked: <claim> (<measured values>)`` or raise.
+
+    ``claim`` is the sentence the prose relies on, ``holds`` the test of it (a bool, or a one-element
+    bool tensor or array), and ``measured`` the numbers it rests on, shown in both outcomes.
+    """
+    if not isinstance(claim, str) or not claim.strip():
+        raise ValueError(f"claim must be a non-empty sentence, got {claim!r}")
+    if isinstance(holds, (torch.Tensor, np.ndarray)):
+        if (holds.size if isinstance(holds, np.ndarray) else holds.numel()) != 1:
+            raise ValueError(f"holds must be a single truth value, got an array of shape {tuple(holds.shape)}")
+        holds = holds.item()
+    if not isinstance(holds, (bool, np.bool_)):
+        raise TypeError(f"holds must be a bool (the result of the comparison), got {type(holds).__name__}")
+    details = ", ".join(f"{name} = {_format(value)}" for name, value in measured.items())
+    suffix = f" ({details})" if details else ""
+    if not holds:
+        raise ClaimFailed(f"claim failed: {claim}{suffix}")
+    print(f"checked: {claim}{suffix}")

@@ -1,0 +1,92 @@
+"""`make lab` opens the chapters in a real JupyterLab: start it headless on 127.0.0.1 through the
+Makefile, open Chapter 1 in Chromium, see the notebook render with its prose and stored outputs,
+and let its kernel start; then stop the server."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from browser_support import ROOT, SHOTS, Watch, chromium, require_browser
+
+sync_playwright = require_browser()
+CHAPTER = "chapters/01_seq2seq_bottleneck.ipynb"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab():
+    """`make lab` in its own process group; yields (base URL, token), then stops the whole group."""
+    port, token = free_port(), secrets.token_hex(16)
+    flags = f"--no-browser --ServerApp.port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    log_path = SHOTS.parent / "lab.log"
+    log = open(log_path, "w")
+    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_FLAGS={flags}"], cwd=ROOT,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.flush()
+                tail = log_path.read_text()[-2000:]
+                pytest.fail(f"make lab exited with status {proc.returncode} before serving:\n{tail}", pytrace=False)
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("JupyterLab did not answer on 127.0.0.1 within 120 s", pytrace=False)
+            time.sleep(0.5)
+        yield base, token
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+def test_make_lab_serves_only_this_machine(lab):
+    base, _ = lab
+    assert base.startswith("http://127.0.0.1:")
+
+
+def test_make_lab_opens_a_chapter(lab):
+    base, token = lab
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with chromium(sync_playwright) as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        watch = Watch(page, base)
+        page.goto(f"{base}/lab/tree/{CHAPTER}?token={token}")
+        page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+        # The chapter's title is rendered Markdown, and stored outputs are displayed.
+        heading = page.wait_for_selector(".jp-NotebookPanel .jp-Cell h1", timeout=60_000)
+        assert "bottleneck" in heading.inner_text().lower()
+        page.wait_for_selector(".jp-OutputArea-output", timeout=60_000)
+        # The kernel from .venv starts: the status bar names it and reports it idle.
+        status = page.locator(".jp-StatusBar-Widget", has_text="Idle")
+        try:
+            status.first.wait_for(timeout=120_000)
+        finally:
+            page.screenshot(path=str(SHOTS / "lab-chapter-01.png"))
+        assert "Python 3" in page.locator("#jp-main-statusbar").inner_text()
+        assert not watch.blocked, f"JupyterLab tried to reach the network: {watch.blocked}"
+        page.close()
