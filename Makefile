@@ -25,7 +25,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 
 JB_FLAGS := -n -W --keep-going --all --builder html
 
-.PHONY: help book test lint unit nbval nbval-portable build-book browser execute bench student slides lab clean distclean
+.PHONY: help book test lint unit nbval nbval-portable build-book browser execute bench student slides coursemap lab clean distclean
 
 help:
 	@echo "make book       build the website into $(BUILD)/html (creates $(VENV) on first use)"
@@ -36,6 +36,7 @@ help:
 	@echo "make bench      time the heavy steps; writes $(BUILD)/bench.json"
 	@echo "make student    write the student edition (solutions removed) into $(BUILD)/student"
 	@echo "make slides     export each chapter to offline reveal.js slides in $(BUILD)/slides"
+	@echo "make coursemap  rewrite book/course_map.md from the chapters' metadata"
 	@echo "make clean      remove $(BUILD)/ (keeps $(VENV)/); make distclean also removes $(VENV)/"
 
 # (Re)install the pinned environment whenever a pin or the package metadata changes.
@@ -53,6 +54,7 @@ build-book: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check code tests chapters book/_ext
+	$(BIN)/python -m coursekit.coursemap --check
 
 unit: $(STAMP)
 	$(BIN)/pytest tests --ignore-glob='tests/test_browser*.py'
@@ -93,10 +95,13 @@ bench: $(STAMP)
 	$(BIN)/python tests/bench.py
 
 student: $(STAMP)
-	$(BIN)/python -m attention_course.student --chapters chapters --out $(BUILD)/student
+	$(BIN)/python -m coursekit.student --chapters chapters --out $(BUILD)/student
 
 slides: $(STAMP)
-	$(BIN)/python -m attention_course.slides --chapters chapters --out $(BUILD)/slides
+	$(BIN)/python -m coursekit.slides --chapters chapters --out $(BUILD)/slides
+
+coursemap: $(STAMP)
+	$(BIN)/python -m coursekit.coursemap --chapters chapters --out book/course_map.md
 
 # JupyterLab from the pinned environment, on this machine only and offline (no news feed, no
 # extension downloads); LAB_FLAGS adds options (for example LAB_FLAGS="--no-browser --ServerApp.port=8899").

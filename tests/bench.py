@@ -9,7 +9,7 @@ Writes ``_build/bench.json``::
 A chapter publishes a metric by gluing a number under a dotted name, for example
 ``glue("bottleneck.plain.token_accuracy.longest", 0.2, display=False)``; every glued number
 whose name contains a dot is collected. Timed metrics, which must not be stored in a notebook,
-come from :mod:`attention_course.benchmarks`. Run with ``make bench``.
+come from :mod:`coursekit.benchmarks`. Run with ``make bench``.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def main() -> int:
         report["chapters"][nb.stem] = {k: round(result[k], 2) for k in ("seconds", "peak_rss_mib")}
         report["metrics"].update(result["metrics"])
     from attention_course import seed_everything
-    from attention_course.benchmarks import run_all
+    from coursekit.benchmarks import run_all
 
     seed_everything(0)
     report["metrics"].update(run_all())

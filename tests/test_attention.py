@@ -1,4 +1,4 @@
-"""Unit tests of attention_course.attention: values, torch parity, masks and clear errors."""
+"""Unit tests of attention_course.layers.attention: values, torch parity, masks and clear errors."""
 
 import math
 

@@ -7,33 +7,33 @@ import numpy as np
 import pytest
 import torch
 from attention_course import viz
-from attention_course.attention import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention
-from attention_course.cca import cca, cca_from_covariances, inverse_sqrt_psd
-from attention_course.conv_attention import conv_as_attention
-from attention_course.data import DIGIT_VOCAB, PAD, decode_digits, digit_batch
-from attention_course.dates import TARGET_VOCAB, date_batch, decode_target
-from attention_course.explain_data import VOCAB as REVIEW_VOCAB
-from attention_course.explain_data import planted_reviews
-from attention_course.explain_model import AttentionClassifier, train_classifier
-from attention_course.forecast import HorizonAttentionForecaster, make_series, seasonal_naive, train_forecaster
-from attention_course.multihead import MultiHeadAttention
-from attention_course.pronoun import PronounResolver, train_pronoun_model
-from attention_course.retrieval import RetrievalHead, train_retrieval
-from attention_course.rnn_attention import AttentionSeq2Seq
-from attention_course.self_attention import CrossAttention, SelfAttention
-from attention_course.seq2seq import Seq2Seq, reverse_padded
-from attention_course.set_transformer import (
-    ISAB,
-    MAB,
-    PMA,
-    SAB,
-    PooledSetModel,
-    SetTransformerModel,
-    train_max_regression,
-)
-from attention_course.training import accuracy, train_seq2seq
-from attention_course.transformer import Transformer, train_date_transformer
-from attention_course.translator import train_date_translator
+from attention_course.analysis.cca import cca, cca_from_covariances, inverse_sqrt_psd
+from attention_course.experiments.dates import train_date_transformer, train_date_translator
+from attention_course.experiments.pronoun import train_pronoun_model
+from attention_course.experiments.reviews import train_classifier
+from attention_course.experiments.series import train_forecaster
+from attention_course.experiments.sets import train_max_regression
+from attention_course.layers.attention import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention
+from attention_course.layers.multihead import MultiHeadAttention
+from attention_course.layers.self_attention import CrossAttention, SelfAttention
+from attention_course.models.classifier import AttentionClassifier
+from attention_course.models.conv_attention import conv_as_attention
+from attention_course.models.forecast import HorizonAttentionForecaster
+from attention_course.models.pronoun import PronounResolver
+from attention_course.models.retrieval import RetrievalHead, train_retrieval
+from attention_course.models.rnn_attention import AttentionSeq2Seq
+from attention_course.models.seq2seq import Seq2Seq, reverse_padded
+from attention_course.models.set_transformer import ISAB, MAB, PMA, SAB, PooledSetModel, SetTransformerModel
+from attention_course.models.transformer import Transformer
+from attention_course.tasks.dates import TARGET_VOCAB, date_batch, decode_target
+from attention_course.tasks.digits import DIGIT_VOCAB, decode_digits, digit_batch
+from attention_course.tasks.pronoun import NAMES
+from attention_course.tasks.pronoun import VOCAB as PRONOUN_VOCAB
+from attention_course.tasks.reviews import VOCAB as REVIEW_VOCAB
+from attention_course.tasks.reviews import planted_reviews
+from attention_course.tasks.series import make_series, seasonal_naive
+from attention_course.tokens import PAD
+from attention_course.train.seq2seq import accuracy, train_seq2seq
 from attention_course.viz import attention_explorer
 
 # --- masked_softmax and attention -------------------------------------------------------------
@@ -201,7 +201,7 @@ def test_classifier_and_pronoun_model_name_list_lengths():
     with pytest.raises(TypeError, match="lengths must be a torch.Tensor of integers, got list"):
         AttentionClassifier(len(REVIEW_VOCAB), 4, 4)(tokens, [3])
     with pytest.raises(TypeError, match="lengths must be a torch.Tensor of integers, got list"):
-        PronounResolver()(tokens, [3], torch.tensor([1]))
+        PronounResolver(len(PRONOUN_VOCAB), len(NAMES))(tokens, [3], torch.tensor([1]))
     with pytest.raises(ValueError, match="outside the vocabulary"):
         AttentionClassifier(len(REVIEW_VOCAB), 4, 4)(torch.tensor([[1, 2, 999]]), torch.tensor([3]))
 
@@ -233,7 +233,7 @@ def _trainers():
         "train_seq2seq": lambda s: train_seq2seq(_seq2seq(), lambda: digit_batch(rng, 2, 1, 3), s),
         "train_date_translator": lambda s: train_date_translator(steps=s, hidden_dim=8),
         "train_date_transformer": lambda s: train_date_transformer(steps=s, d_model=8, num_heads=2, d_ff=8),
-        "train_pronoun_model": lambda s: train_pronoun_model(PronounResolver(), steps=s),
+        "train_pronoun_model": lambda s: train_pronoun_model(PronounResolver(len(PRONOUN_VOCAB), len(NAMES)), steps=s),
         "train_classifier": lambda s: train_classifier(AttentionClassifier(len(REVIEW_VOCAB), 4, 4), data, steps=s,
                                                        batch_size=4),
         "train_max_regression": lambda s: train_max_regression(PooledSetModel("mean", 4), rng, steps=s),

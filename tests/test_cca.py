@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from attention_course.cca import cca, cca_from_covariances, inverse_sqrt_psd, principal_angles, sqrt_psd
-from attention_course.retrieval import planted_views
+from attention_course.analysis.cca import cca, cca_from_covariances, inverse_sqrt_psd, principal_angles, sqrt_psd
+from attention_course.tasks.views import planted_views
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.linalg import subspace_angles

@@ -2,10 +2,15 @@
 
 import pytest
 import torch
-from attention_course.checks import CheckFailed, check_linear_rnn_gradient, check_reverse_padded, check_token_accuracy
-from attention_course.data import PAD
-from attention_course.seq2seq import reverse_padded
-from attention_course.training import accuracy
+from attention_course.models.seq2seq import reverse_padded
+from attention_course.teaching.checks import (
+    CheckFailed,
+    check_linear_rnn_gradient,
+    check_reverse_padded,
+    check_token_accuracy,
+)
+from attention_course.tokens import PAD
+from attention_course.train.seq2seq import accuracy
 
 
 def test_reverse_accepts_reference(capsys):

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-from attention_course.checks import CheckFailed
-from attention_course.checks.attention_rnn import (
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.checks.attention_rnn import (
     EXERCISE_HS,
     EXERCISE_QUERY,
     check_additive_scores,

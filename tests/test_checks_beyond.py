@@ -2,9 +2,9 @@
 
 import pytest
 import torch
-from attention_course.checks import CheckFailed
-from attention_course.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
-from attention_course.forecast import seasonal_naive
+from attention_course.tasks.series import seasonal_naive
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
 
 
 def _scores(q, k, offset, alpha):

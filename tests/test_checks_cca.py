@@ -2,9 +2,13 @@
 
 import numpy as np
 import pytest
-from attention_course.cca import cca, principal_angles
-from attention_course.checks import CheckFailed
-from attention_course.checks.cca import check_canonical_correlations, check_pmi_cross_matrix, check_principal_angles
+from attention_course.analysis.cca import cca, principal_angles
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.checks.cca import (
+    check_canonical_correlations,
+    check_pmi_cross_matrix,
+    check_principal_angles,
+)
 
 
 def _whiten(C):

@@ -4,10 +4,14 @@ import math
 
 import pytest
 import torch
-from attention_course.adversarial import js_divergence
-from attention_course.checks import CheckFailed
-from attention_course.checks.explanation import check_js_divergence, check_one_token_adversary, check_precision_at_k
-from attention_course.importance import precision_at_k
+from attention_course.analysis.adversarial import js_divergence
+from attention_course.analysis.importance import precision_at_k
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.checks.explanation import (
+    check_js_divergence,
+    check_one_token_adversary,
+    check_precision_at_k,
+)
 
 
 def reference_jsd(p, q):

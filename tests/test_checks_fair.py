@@ -11,25 +11,38 @@ import math
 import numpy as np
 import pytest
 import torch
-from attention_course.adversarial import js_divergence
-from attention_course.attention import causal_mask, padding_mask
-from attention_course.checks import CheckFailed, check_linear_rnn_gradient, check_reverse_padded, check_token_accuracy
-from attention_course.checks.attention_rnn import (
+from attention_course.analysis.adversarial import js_divergence
+from attention_course.layers.attention import causal_mask, padding_mask
+from attention_course.models.seq2seq import reverse_padded
+from attention_course.tasks.series import seasonal_naive
+from attention_course.teaching.checks import (
+    CheckFailed,
+    check_linear_rnn_gradient,
+    check_reverse_padded,
+    check_token_accuracy,
+)
+from attention_course.teaching.checks.attention_rnn import (
     EXERCISE_HS,
     EXERCISE_QUERY,
     check_additive_scores,
     check_context_vector,
     check_temperature,
 )
-from attention_course.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
-from attention_course.checks.cca import check_canonical_correlations, check_pmi_cross_matrix, check_principal_angles
-from attention_course.checks.explanation import check_js_divergence, check_one_token_adversary, check_precision_at_k
-from attention_course.checks.multihead import check_positions, check_split_heads, check_to_torch
-from attention_course.checks.self_attention import check_decoder_mask, check_masked_softmax, check_score_scale
-from attention_course.data import EOS, PAD
-from attention_course.forecast import seasonal_naive
-from attention_course.seq2seq import reverse_padded
-from attention_course.training import accuracy
+from attention_course.teaching.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
+from attention_course.teaching.checks.cca import (
+    check_canonical_correlations,
+    check_pmi_cross_matrix,
+    check_principal_angles,
+)
+from attention_course.teaching.checks.explanation import (
+    check_js_divergence,
+    check_one_token_adversary,
+    check_precision_at_k,
+)
+from attention_course.teaching.checks.multihead import check_positions, check_split_heads, check_to_torch
+from attention_course.teaching.checks.self_attention import check_decoder_mask, check_masked_softmax, check_score_scale
+from attention_course.tokens import EOS, PAD
+from attention_course.train.seq2seq import accuracy
 
 # --- the four forms of an answer -----------------------------------------------------------------
 

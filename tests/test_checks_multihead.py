@@ -4,9 +4,9 @@ import math
 
 import pytest
 import torch
-from attention_course.checks import CheckFailed
-from attention_course.checks.multihead import check_positions, check_split_heads, check_to_torch
-from attention_course.multihead import split_heads
+from attention_course.layers.multihead import split_heads
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.checks.multihead import check_positions, check_split_heads, check_to_torch
 
 
 def test_split_heads_accepts_reference(capsys):

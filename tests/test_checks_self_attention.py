@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 from attention_course import causal_mask, padding_mask
-from attention_course.checks import CheckFailed
-from attention_course.checks.self_attention import check_decoder_mask, check_masked_softmax, check_score_scale
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.checks.self_attention import check_decoder_mask, check_masked_softmax, check_score_scale
 
 
 def test_scale_accepts_reference(capsys):

@@ -1,10 +1,10 @@
-"""Unit and property tests of attention_course.conv_attention: attention with one head per kernel offset
+"""Unit and property tests of attention_course.models.conv_attention: attention with one head per kernel offset
 approaches torch's conv1d / conv2d as the sharpness alpha grows."""
 
 import pytest
 import torch
 import torch.nn.functional as F
-from attention_course.conv_attention import (
+from attention_course.models.conv_attention import (
     conv_as_attention,
     grid_positions,
     kernel_offsets,

@@ -6,8 +6,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from attention_course.data import EOS, PAD
-from attention_course.dates import (
+from attention_course.tasks.dates import (
     FORMATS,
     MAX_SOURCE_LEN,
     SOURCE_VOCAB,
@@ -18,6 +17,7 @@ from attention_course.dates import (
     format_date,
     random_dates,
 )
+from attention_course.tokens import EOS, PAD
 
 DAY = dt.date(1995, 8, 3)   # a Thursday
 

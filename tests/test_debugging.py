@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 from attention_course import scaled_dot_product_attention
-from attention_course.checks import CheckFailed
-from attention_course.debugging import (
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.debugging import (
     BUGS,
     attention_missing_scale,
     attention_neg_inf_mask,

@@ -16,27 +16,43 @@ import numpy as np
 import pytest
 import torch
 from attention_course import causal_mask
-from attention_course.adversarial import adversarial_attention, adversarial_attention_search, permutation_output_change
-from attention_course.conv_attention import conv_as_attention
-from attention_course.data import DIGIT_VOCAB, digit_batch
-from attention_course.dates import SOURCE_VOCAB, TARGET_VOCAB
-from attention_course.explain_data import VOCAB as REVIEW_VOCAB
-from attention_course.explain_data import planted_reviews
-from attention_course.explain_model import AttentionClassifier, predict_proba, train_classifier
-from attention_course.forecast import HorizonAttentionForecaster, make_series, seasonal_naive, train_forecaster
-from attention_course.gradients import input_gradient_norms
-from attention_course.importance import gradient_importance, leave_one_out_importance, precision_at_k
-from attention_course.multihead import MultiHeadAttention
-from attention_course.probes import linear_probe_accuracy
-from attention_course.pronoun import PronounResolver, pronoun_accuracy, pronoun_batch, train_pronoun_model
-from attention_course.retrieval import RetrievalHead, retrieval_loss, train_retrieval
-from attention_course.rnn_attention import AttentionSeq2Seq
-from attention_course.self_attention import CrossAttention, SelfAttention
-from attention_course.seq2seq import Seq2Seq, reverse_padded
-from attention_course.set_transformer import ISAB, PMA, SAB, PooledSetModel, SetTransformerModel, train_max_regression
-from attention_course.training import evaluate_by_length, train_seq2seq
-from attention_course.transformer import Transformer, train_date_transformer
-from attention_course.translator import date_exact_match, train_date_translator, translate
+from attention_course.analysis.adversarial import (
+    adversarial_attention,
+    adversarial_attention_search,
+    permutation_output_change,
+)
+from attention_course.analysis.gradients import input_gradient_norms
+from attention_course.analysis.importance import gradient_importance, leave_one_out_importance, precision_at_k
+from attention_course.analysis.probes import linear_probe_accuracy
+from attention_course.experiments.dates import (
+    date_exact_match,
+    train_date_transformer,
+    train_date_translator,
+    translate,
+)
+from attention_course.experiments.pronoun import pronoun_accuracy, train_pronoun_model
+from attention_course.experiments.reviews import predict_proba, train_classifier
+from attention_course.experiments.series import train_forecaster
+from attention_course.experiments.sets import train_max_regression
+from attention_course.layers.multihead import MultiHeadAttention
+from attention_course.layers.self_attention import CrossAttention, SelfAttention
+from attention_course.models.classifier import AttentionClassifier
+from attention_course.models.conv_attention import conv_as_attention
+from attention_course.models.forecast import HorizonAttentionForecaster
+from attention_course.models.pronoun import PronounResolver
+from attention_course.models.retrieval import RetrievalHead, retrieval_loss, train_retrieval
+from attention_course.models.rnn_attention import AttentionSeq2Seq
+from attention_course.models.seq2seq import Seq2Seq, reverse_padded
+from attention_course.models.set_transformer import ISAB, PMA, SAB, PooledSetModel, SetTransformerModel
+from attention_course.models.transformer import Transformer
+from attention_course.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+from attention_course.tasks.digits import DIGIT_VOCAB, digit_batch
+from attention_course.tasks.pronoun import NAMES, pronoun_batch
+from attention_course.tasks.pronoun import VOCAB as PRONOUN_VOCAB
+from attention_course.tasks.reviews import VOCAB as REVIEW_VOCAB
+from attention_course.tasks.reviews import planted_reviews
+from attention_course.tasks.series import make_series, seasonal_naive
+from attention_course.train.seq2seq import evaluate_by_length, train_seq2seq
 
 
 def _digits():
@@ -53,7 +69,7 @@ def _calls():
     tr = Transformer(V, V, d_model=8, num_heads=2, num_layers=1, d_ff=16).eval()
     dates = AttentionSeq2Seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), 8, 16).eval()
     x = torch.randn(2, 5, 8)
-    pron = PronounResolver().eval()
+    pron = PronounResolver(len(PRONOUN_VOCAB), len(NAMES)).eval()
     pb = pronoun_batch(np.random.default_rng(0), 4)
     reviews = planted_reviews(np.random.default_rng(0), 4)
     clf = AttentionClassifier(len(REVIEW_VOCAB), 8, 8).eval()

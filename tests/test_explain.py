@@ -5,22 +5,22 @@ import math
 import numpy as np
 import pytest
 import torch
-from attention_course.adversarial import (
+from attention_course.analysis.adversarial import (
     adversarial_attention,
     adversarial_attention_search,
     js_divergence,
     permutation_output_change,
     total_variation,
 )
-from attention_course.explain_data import NEGATIVE, POSITIVE, VOCAB, WORD_ID, decode, encode_review, planted_reviews
-from attention_course.explain_model import (
-    AttentionClassifier,
-    accuracy,
-    predict_proba,
-    train_classifier,
-    uniform_weights,
+from attention_course.analysis.importance import (
+    gradient_importance,
+    kendall_tau,
+    leave_one_out_importance,
+    precision_at_k,
 )
-from attention_course.importance import gradient_importance, kendall_tau, leave_one_out_importance, precision_at_k
+from attention_course.experiments.reviews import accuracy, predict_proba, train_classifier
+from attention_course.models.classifier import AttentionClassifier, uniform_weights
+from attention_course.tasks.reviews import NEGATIVE, POSITIVE, VOCAB, WORD_ID, decode, encode_review, planted_reviews
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

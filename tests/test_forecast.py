@@ -1,17 +1,14 @@
-"""Unit and property tests of attention_course.forecast: the synthetic series, the seasonal-naive
+"""Unit and property tests of the forecasting pieces (tasks.series, models.forecast, experiments.series):
+the synthetic series, the seasonal-naive
 baseline, and the horizon-query attention forecaster."""
 
 import numpy as np
 import pytest
 import torch
-from attention_course.forecast import (
-    HorizonAttentionForecaster,
-    make_series,
-    mean_absolute_error,
-    seasonal_naive,
-    train_forecaster,
-)
-from attention_course.multihead import MultiHeadAttention
+from attention_course.experiments.series import mean_absolute_error, train_forecaster
+from attention_course.layers.multihead import MultiHeadAttention
+from attention_course.models.forecast import HorizonAttentionForecaster
+from attention_course.tasks.series import make_series, seasonal_naive
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

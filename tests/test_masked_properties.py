@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from attention_course.adversarial import adversarial_attention, permutation_output_change
-from attention_course.attention import masked_softmax, padding_mask, scaled_dot_product_attention
-from attention_course.importance import kendall_tau, precision_at_k
-from attention_course.multihead import MultiHeadAttention
-from attention_course.rnn_attention import AttentionDecoder
-from attention_course.self_attention import CrossAttention, SelfAttention
-from attention_course.set_transformer import ISAB, MAB, PMA, SAB, PooledSetModel, SetTransformerModel
+from attention_course.analysis.adversarial import adversarial_attention, permutation_output_change
+from attention_course.analysis.importance import kendall_tau, precision_at_k
+from attention_course.layers.attention import masked_softmax, padding_mask, scaled_dot_product_attention
+from attention_course.layers.multihead import MultiHeadAttention
+from attention_course.layers.self_attention import CrossAttention, SelfAttention
+from attention_course.models.rnn_attention import AttentionDecoder
+from attention_course.models.set_transformer import ISAB, MAB, PMA, SAB, PooledSetModel, SetTransformerModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 from attention_course import causal_mask, padding_mask, scaled_dot_product_attention
-from attention_course.multihead import MultiHeadAttention, merge_heads, split_heads
+from attention_course.layers.multihead import MultiHeadAttention, merge_heads, split_heads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -3,18 +3,17 @@
 import numpy as np
 import pytest
 import torch
-from attention_course.pronoun import (
+from attention_course.experiments.pronoun import pronoun_accuracy, train_pronoun_model
+from attention_course.models.pronoun import PronounResolver
+from attention_course.tasks.pronoun import (
     FEMALE_NAMES,
     MALE_NAMES,
     NAMES,
     PAD,
     VOCAB,
-    PronounResolver,
     decode_tokens,
     encode_sentence,
-    pronoun_accuracy,
     pronoun_batch,
-    train_pronoun_model,
 )
 
 
@@ -73,7 +72,7 @@ def test_batch_rejects_bad_arguments():
 def test_model_output_depends_on_the_pronoun_only_through_the_weights():
     """The mask hides each word's own key: with uniform weights the output cannot see the pronoun."""
     torch.manual_seed(0)
-    model = PronounResolver()
+    model = PronounResolver(len(VOCAB), len(NAMES))
     with torch.no_grad():
         model.attention.W_Q.weight.zero_()                             # scores 0: uniform weights
     he = encode_sentence("Hong likes a dog . Mina likes a bird . He also likes a cat .")
@@ -86,7 +85,7 @@ def test_model_output_depends_on_the_pronoun_only_through_the_weights():
 
 
 def test_model_shapes_and_errors():
-    model = PronounResolver(d_model=8, d_k=4)
+    model = PronounResolver(len(VOCAB), len(NAMES), d_model=8, d_k=4)
     batch = pronoun_batch(np.random.default_rng(0), 5)
     logits, w = model(batch.tokens, batch.lengths, batch.pronoun_pos)
     assert logits.shape == (5, len(NAMES)) and w.shape == (5, 21, 21)
@@ -99,7 +98,7 @@ def test_model_shapes_and_errors():
 
 def test_short_training_learns_to_look_at_the_antecedent():
     torch.manual_seed(0)
-    model = PronounResolver()
+    model = PronounResolver(len(VOCAB), len(NAMES))
     losses = train_pronoun_model(model, steps=150, seed=0)
     assert losses[-1] < losses[0]
     accuracy, on_antecedent = pronoun_accuracy(model, pronoun_batch(np.random.default_rng(9), 500))
@@ -111,7 +110,7 @@ def test_default_learning_rate_is_the_one_the_chapter_uses():
     # 1e-2. Three steps at the default and at an explicit 1e-2 must agree exactly, and differ at 8e-3.
     def losses(**kwargs):
         torch.manual_seed(0)
-        return train_pronoun_model(PronounResolver(), steps=3, seed=0, **kwargs)
+        return train_pronoun_model(PronounResolver(len(VOCAB), len(NAMES)), steps=3, seed=0, **kwargs)
 
     default = losses()
     assert default == losses(lr=1e-2)

@@ -5,16 +5,10 @@ import numpy as np
 import pytest
 import torch
 from attention_course import scaled_dot_product_attention, seed_everything
-from attention_course.cca import cca
-from attention_course.retrieval import (
-    RetrievalHead,
-    planted_views,
-    retrieval_loss,
-    squared_views,
-    train_retrieval,
-    whitened_bilinear,
-    whitened_subspace_angles,
-)
+from attention_course.analysis.cca import cca
+from attention_course.analysis.retrieval import whitened_bilinear, whitened_subspace_angles
+from attention_course.models.retrieval import RetrievalHead, retrieval_loss, train_retrieval
+from attention_course.tasks.views import planted_views, squared_views
 
 
 def test_planted_views_population_statistics():

@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 import torch
 from attention_course import scaled_dot_product_attention, seed_everything
-from attention_course.attention import masked_softmax
-from attention_course.data import DIGIT_VOCAB, digit_batch
-from attention_course.dates import SOURCE_VOCAB, TARGET_VOCAB, date_batch
-from attention_course.probes import linear_probe_accuracy
-from attention_course.rnn_attention import AdditiveScore, AttentionSeq2Seq, DotScore, GeneralScore, make_score
-from attention_course.translator import HELD_OUT_SEED, date_exact_match, train_date_translator, translate
+from attention_course.analysis.probes import linear_probe_accuracy
+from attention_course.experiments.dates import HELD_OUT_SEED, date_exact_match, train_date_translator, translate
+from attention_course.layers.attention import masked_softmax
+from attention_course.layers.scores import AdditiveScore, DotScore, GeneralScore, make_score
+from attention_course.models.rnn_attention import AttentionSeq2Seq
+from attention_course.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_batch
+from attention_course.tasks.digits import DIGIT_VOCAB, digit_batch
 
 
 def test_dot_score_attention_equals_core_with_scale_one():

@@ -1,12 +1,12 @@
-"""Unit and property tests of attention_course.self_attention, and the float64 agreement of the
+"""Unit and property tests of attention_course.layers.self_attention, and the float64 agreement of the
 package's attention with torch's fused function that the Chapter 3 benchmark relies on."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 from attention_course import causal_mask, padding_mask, scaled_dot_product_attention
-from attention_course.benchmarks.self_attention import BATCH, D, T
-from attention_course.self_attention import CrossAttention, SelfAttention
+from attention_course.layers.self_attention import CrossAttention, SelfAttention
+from coursekit.benchmarks.self_attention import BATCH, D, T
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,7 +138,7 @@ def test_cross_attention_rows_are_convex_combinations(B, T_q, T_k, seed):
 
 def test_benchmark_reports_both_medians():
     """Only the plumbing: one untimed-assertion pass of the benchmark's timer."""
-    from attention_course.benchmarks.self_attention import time_forward_backward
+    from coursekit.benchmarks.self_attention import time_forward_backward
 
     med = time_forward_backward(repeats=1, warmup=0)
     assert set(med) == {"package", "torch"} and all(t > 0 for t in med.values())

@@ -1,22 +1,13 @@
-"""Unit and property tests of attention_course.set_transformer: SAB and ISAB are permutation-equivariant,
+"""Unit and property tests of attention_course.models.set_transformer: SAB and ISAB are permutation-equivariant,
 PMA and the whole models permutation-invariant; masks hide padding; the max-regression pieces."""
 
 import numpy as np
 import pytest
 import torch
-from attention_course.multihead import MultiHeadAttention
-from attention_course.set_transformer import (
-    ISAB,
-    MAB,
-    PMA,
-    SAB,
-    PooledSetModel,
-    SetTransformerModel,
-    max_regression_batch,
-    max_regression_mae,
-    max_regression_test_set,
-    train_max_regression,
-)
+from attention_course.experiments.sets import max_regression_mae, train_max_regression
+from attention_course.layers.multihead import MultiHeadAttention
+from attention_course.models.set_transformer import ISAB, MAB, PMA, SAB, PooledSetModel, SetTransformerModel
+from attention_course.tasks.sets import max_regression_batch, max_regression_test_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -5,16 +5,10 @@ import math
 import numpy as np
 import pytest
 import torch
-from attention_course.data import BOS, EOS, PAD
-from attention_course.dates import SOURCE_VOCAB, TARGET_LEN, TARGET_VOCAB, date_batch, encode_sources
-from attention_course.transformer import (
-    EncoderLayer,
-    PositionalEncoding,
-    Transformer,
-    sinusoidal_positions,
-    train_date_transformer,
-)
-from attention_course.translator import HELD_OUT_SEED, translate
+from attention_course.experiments.dates import HELD_OUT_SEED, train_date_transformer, translate
+from attention_course.models.transformer import EncoderLayer, PositionalEncoding, Transformer, sinusoidal_positions
+from attention_course.tasks.dates import SOURCE_VOCAB, TARGET_LEN, TARGET_VOCAB, date_batch, encode_sources
+from attention_course.tokens import BOS, EOS, PAD
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,26 +1,23 @@
-"""attention_course: the tested code behind *Attention from the bottleneck up*.
+"""attention_course: the tested code behind *Attention from the bottleneck up*, laid out by role.
 
-One module per idea. The core: ``attention`` (scaled dot-product attention, masked softmax,
-masks), ``validate`` (the argument checks every public function shares; book/bad_input.md lists
-what bad input gets), ``repro`` (seeds and threads), ``show`` (package source in a notebook),
-``viz`` (the offline attention explorer). By chapter:
+    layers/       attention, masks, score functions, self- and cross-attention, multi-head attention
+    models/       task-free networks: the encoder-decoders (seq2seq, rnn_attention, transformer), the
+                  pronoun resolver, the explanation classifier, retrieval head, Set Transformer,
+                  forecaster, convolution as attention
+    decoding/     greedy decoding, written once over each model's ``start`` / ``step``
+    train/        the one training loop (``fit``) and the sequence-to-sequence trainer
+    tasks/        generated data, each with its vocabulary: digits, dates, pronoun, reviews, views,
+                  sets, series
+    experiments/  a task joined to a model: date translation, the length experiment, ...
+    analysis/     probes, gradients, importance, adversarial attention, CCA, retrieval analysis
+    teaching/     exercise self-checks (checks/) and planted attention bugs (debugging)
 
-1. ``data`` (digit strings), ``seq2seq`` (the plain RNN encoder-decoder), ``training``,
-   ``experiments`` (the length experiment), ``gradients`` (vanishing and exploding gradients);
-2. ``dates`` (generated dates), ``rnn_attention`` (scores and the attention decoder),
-   ``translator`` (the date translator), ``probes`` (linear probes);
-3. ``self_attention`` (self- and cross-attention layers), ``pronoun`` (the "He" task);
-4. ``multihead`` (multi-head attention), ``transformer`` (a small encoder-decoder Transformer);
-5. ``cca`` (canonical correlation analysis), ``retrieval`` (one attention head trained to retrieve);
-6. ``explain_data``, ``explain_model``, ``importance``, ``adversarial`` (is attention explanation?);
-7. ``conv_attention``, ``set_transformer``, ``forecast``.
-
-Teaching: ``checks`` (exercise self-checks, one module per chapter), ``debugging`` (planted
-attention bugs and the checks that catch them), ``student``, ``slides``, ``coursemap``,
-``provenance``. Timed measurements for ``make bench`` live in ``benchmarks``.
+Imports run downwards only (models never import tasks). At the top level: ``tokens`` (special ids,
+batches), ``validate`` (the shared argument checks; book/bad_input.md), ``repro``, ``show``, ``viz``,
+``claims``, ``provenance``. The book's own tooling is the separate package ``coursekit``.
 """
 
-from .attention import causal_mask, padding_mask, scaled_dot_product_attention
+from .layers.attention import causal_mask, padding_mask, scaled_dot_product_attention
 from .repro import seed_everything
 
 __all__ = ["scaled_dot_product_attention", "causal_mask", "padding_mask", "seed_everything"]

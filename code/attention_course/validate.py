@@ -14,7 +14,8 @@ import torch
 from torch import nn
 
 __all__ = ["positive_int", "check_float_tensor", "check_steps", "check_lengths", "check_token_ids", "check_mask",
-           "check_matches_module", "check_no_nan", "first_index"]
+           "check_bool_mask", "broadcasts_to", "check_matches_module", "check_no_nan", "first_index",
+           "check_source", "check_decoder_input"]
 
 
 def positive_int(name: str, value, minimum: int = 1) -> int:
@@ -78,18 +79,40 @@ def check_token_ids(name: str, ids, vocab_size: int | None = None, batch: int | 
                          f"at {bad}")
 
 
+def check_source(src: torch.Tensor, lengths: torch.Tensor, vocab_size: int | None = None) -> None:
+    """Raise ValueError (TypeError for lengths that are not an integer tensor) unless ``src`` is a
+    non-empty (B, S) int64 tensor of token ids in [0, vocab_size) and ``lengths`` (B,) lies in [1, S]."""
+    check_token_ids("src", src, vocab_size)
+    check_lengths(lengths, src.shape[0], src.shape[1])
+
+
+def check_decoder_input(tgt_in: torch.Tensor, source: torch.Tensor, vocab_size: int) -> None:
+    """Raise ValueError unless ``tgt_in`` is a (B, T) int64 tensor of ids in [0, vocab_size), with the
+    batch size B of ``source`` (the source ids or the encoder's memory)."""
+    check_token_ids("tgt_in", tgt_in, vocab_size, batch=source.shape[0])
+
+
+def check_bool_mask(mask) -> None:
+    """``mask``: a boolean tensor (True = may attend)."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise TypeError(f"mask must be a boolean tensor (True = may attend), got {got}")
+
+
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to ``target`` without growing it."""
+    try:
+        return torch.broadcast_shapes(shape, target) == torch.Size(target)
+    except RuntimeError:
+        return False
+
+
 def check_mask(mask, shape: tuple[int, ...], what: str = "the scores") -> None:
     """``mask``: None, or a boolean tensor that broadcasts to ``shape`` without growing it."""
     if mask is None:
         return
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
-        raise TypeError(f"mask must be a boolean tensor (True = may attend), got {got}")
-    try:
-        fits = torch.broadcast_shapes(mask.shape, shape) == torch.Size(shape)
-    except RuntimeError:
-        fits = False
-    if not fits:
+    check_bool_mask(mask)
+    if not broadcasts_to(mask.shape, shape):
         raise ValueError(f"mask of shape {tuple(mask.shape)} is not broadcastable to {what} "
                          f"shape (..., T_q, T_k) = {tuple(shape)}")
 

@@ -1,0 +1,176 @@
+"""Other attention, same prediction? Permuted and adversarial attention (Jain & Wallace 2019).
+
+Distances between distributions (natural logarithm throughout):
+
+    total variation  TVD(p, q) = 1/2 sum_i |p_i - q_i|; for two classes it is |p - q|, the
+                     change in P(positive)
+    Jensen-Shannon   JSD(p, q) = 1/2 KL(p || m) + 1/2 KL(q || m), m = (p + q) / 2, between 0 and
+                     ln 2 = 0.693 (reached by distributions with disjoint supports)
+
+The adversary of Jain & Wallace looks for attention a' over the same encoder states that is as
+far as possible from the model's attention a (largest JSD) while the prediction moves by at
+most epsilon (TVD <= 0.01). For a classifier whose output layer is linear (ours), the logit
+is ``sum_t a_t s_t + b`` with s_t = w . h_t (:meth:`AttentionClassifier.token_logits`), so the
+constraint says that ``sum_t a'_t s_t`` stays inside an interval [lo, hi]. The feasible set is
+the probability simplex cut by two parallel planes, a polytope whose corners have at most two
+non-zero weights; JSD(., a) is convex, so its maximum sits on a corner. Enumerating the corners
+solves the adversary's problem exactly (:func:`adversarial_attention`). Jain & Wallace, whose
+models were not always of this form, searched by gradient ascent
+(:func:`adversarial_attention_search`), which can only find less.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..layers.attention import masked_softmax, padding_mask
+from ..validate import check_lengths, positive_int
+
+__all__ = ["js_divergence", "total_variation", "permutation_output_change", "adversarial_attention",
+           "adversarial_attention_search"]
+
+
+def _check_distributions(p: torch.Tensor, q: torch.Tensor) -> None:
+    if p.shape != q.shape:
+        raise ValueError(f"the two distributions differ in shape: {tuple(p.shape)} and {tuple(q.shape)}")
+    if (p < 0).any() or (q < 0).any():
+        raise ValueError("probabilities must be non-negative")
+
+
+def js_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """JSD over the last axis, in nats: (..., T), (..., T) -> (...). Zeros are fine (0 log 0 = 0)."""
+    _check_distributions(p, q)
+    m = (p + q) / 2
+    kl_pm = (torch.xlogy(p, p) - torch.xlogy(p, m)).sum(-1)
+    kl_qm = (torch.xlogy(q, q) - torch.xlogy(q, m)).sum(-1)
+    return (kl_pm + kl_qm) / 2
+
+
+def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """TVD between two-class predictions given as P(positive), (...) and (...) -> (...): |p - q|."""
+    _check_distributions(p, q)
+    return (p - q).abs()
+
+
+@torch.no_grad()
+def permutation_output_change(token_logits: torch.Tensor, bias: float, weights: torch.Tensor,
+                              lengths: torch.Tensor, n_permutations: int = 100,
+                              generator: torch.Generator | None = None) -> torch.Tensor:
+    """(N,) median |P(permuted attention) - P(attention)| over random shuffles of each row's weights.
+
+    ``token_logits`` (N, T) are the s_t = w . h_t of the encoder states, which stay in place;
+    only the weights (N, T) move, among the row's real tokens.
+    """
+    token_logits, weights, real = _padding_cleared(token_logits, weights, lengths)   # real (N, T)
+    N, T = weights.shape
+    keys = _uniform((N, n_permutations, T), generator).to(weights.device)         # sorting keys
+    keys = keys.masked_fill(~real[:, None, :], float("inf"))                       # padding sorts last
+    order = keys.argsort(-1)                                                       # (N, P, T)
+    shuffled = weights[:, None, :].expand(N, n_permutations, T).gather(-1, order)  # (N, P, T)
+    base = torch.sigmoid((weights * token_logits).sum(-1) + bias)                  # (N,)
+    moved = torch.sigmoid((shuffled * token_logits[:, None, :]).sum(-1) + bias)    # (N, P)
+    return total_variation(moved, base[:, None].expand_as(moved)).median(-1).values
+
+
+def _padding_cleared(token_logits: torch.Tensor, weights: torch.Tensor,
+                     lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(token_logits, weights, real (N, T)) with both maps set to 0 on padding: a select, so that NaN or
+    inf there cannot reach a sum (0 * inf is NaN)."""
+    if token_logits.shape != weights.shape or weights.dim() != 2:
+        raise ValueError(f"token_logits {tuple(token_logits.shape)} and weights {tuple(weights.shape)} must share "
+                         f"one (N, T) shape")
+    check_lengths(lengths, weights.shape[0], weights.shape[1], minimum=0)
+    real = padding_mask(lengths.to(weights.device), weights.shape[1])[:, 0]
+    return token_logits.masked_fill(~real, 0.0), weights.masked_fill(~real, 0.0), real
+
+
+def _uniform(shape: tuple[int, ...], generator: torch.Generator | None) -> torch.Tensor:
+    """U(0, 1) numbers drawn on the generator's device (the CPU by default), so results do not depend
+    on the device of the data."""
+    return torch.rand(shape, generator=generator, device=generator.device if generator is not None else "cpu")
+
+
+def _logit_interval(base_prob: torch.Tensor, bias: float, epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Bounds on sum_t a'_t s_t that keep |sigmoid(. + bias) - base_prob| <= epsilon (may be infinite)."""
+    lo_p, hi_p = base_prob - epsilon, base_prob + epsilon
+    lo = torch.where(lo_p > 0, torch.logit(lo_p.clamp(min=1e-12)), float("-inf")) - bias
+    hi = torch.where(hi_p < 1, torch.logit(hi_p.clamp(max=1 - 1e-7)), float("inf")) - bias
+    return lo, hi
+
+
+@torch.no_grad()
+def adversarial_attention(token_logits: torch.Tensor, bias: float, weights: torch.Tensor, lengths: torch.Tensor,
+                          epsilon: float = 0.01, chunk: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
+    """The attention farthest from ``weights`` (largest JSD) that moves P(positive) by <= epsilon.
+
+    ``token_logits`` (N, T) = s_t, ``weights`` (N, T) the model's attention. Returns
+    (adversarial weights (N, T), their JSD from ``weights`` (N,)), exact up to float rounding:
+    every corner of the feasible polytope is tried (one-token distributions inside the interval,
+    and two-token mixtures on its boundary), O(T^2) candidates per row, ``chunk`` rows at a time.
+    """
+    if not 0 < epsilon < 1:
+        raise ValueError(f"epsilon must lie in (0, 1), got {epsilon!r}")
+    token_logits, weights, real = _padding_cleared(token_logits, weights, lengths)
+    parts = [_corners(token_logits[i:i + chunk], bias, weights[i:i + chunk], real[i:i + chunk], epsilon)
+             for i in range(0, len(weights), positive_int("chunk", chunk))]
+    return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+
+
+def _corners(token_logits, bias, weights, real, epsilon):
+    """:func:`adversarial_attention` for one chunk of rows; ``real`` (N, T) marks the real tokens."""
+    s, a = token_logits.double(), weights.double()
+    N, T = s.shape
+    base = torch.sigmoid((a * s).sum(-1) + bias)
+    lo, hi = _logit_interval(base, bias, epsilon - 1e-6)                             # a hair inside
+    eye = torch.eye(T, dtype=s.dtype, device=s.device)
+    # corners with one token: all weight on token i, feasible if lo <= s_i <= hi
+    ok1 = real & (s >= lo[:, None]) & (s <= hi[:, None])                            # (N, T)
+    cand1 = eye.expand(N, T, T)                                                     # (N, T, T)
+    # corners with two tokens i, j on a boundary c: lam s_i + (1 - lam) s_j = c, 0 < lam < 1
+    cands, oks = [cand1], [ok1]
+    diff = s[:, :, None] - s[:, None, :]                                            # (N, i, j)
+    pair_real = real[:, :, None] & real[:, None, :] & (diff != 0)
+    for c in (lo, hi):
+        lam = (c[:, None, None] - s[:, None, :]) / torch.where(diff != 0, diff, 1.0)
+        ok2 = pair_real & torch.isfinite(c)[:, None, None] & (lam > 0) & (lam < 1)  # (N, i, j)
+        lam = torch.where(ok2, lam, 0.0)
+        cand2 = lam[..., None] * eye[None, :, None, :] + (1 - lam[..., None]) * eye[None, None, :, :]
+        cands.append(cand2.reshape(N, T * T, T))
+        oks.append(ok2.reshape(N, T * T))
+    cands.append(a[:, None, :])                                                     # the model's own: always feasible
+    oks.append(torch.ones(N, 1, dtype=torch.bool, device=s.device))
+    cand, ok = torch.cat(cands, 1), torch.cat(oks, 1)                               # (N, C, T), (N, C)
+    jsd = js_divergence(cand, a[:, None, :].expand_as(cand)).masked_fill(~ok, -1.0)
+    best = jsd.argmax(1)                                                            # (N,)
+    rows = torch.arange(N, device=s.device)
+    return cand[rows, best].to(weights.dtype), jsd[rows, best].to(weights.dtype)
+
+
+def adversarial_attention_search(token_logits: torch.Tensor, bias: float, weights: torch.Tensor,
+                                 lengths: torch.Tensor, epsilon: float = 0.01, steps: int = 300,
+                                 lr: float = 0.1, penalty: float = 100.0, seed: int = 0
+                                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradient ascent on JSD with a penalty on the output change, all rows at once (Jain & Wallace's
+    approach). Keeps, per row, the farthest iterate that satisfies the constraint. Same returns as
+    :func:`adversarial_attention`.
+    """
+    s, a, real = _padding_cleared(token_logits.detach(), weights.detach(), lengths)
+    N, T = s.shape
+    mask = real[:, None, :]                                                         # (N, 1, T)
+    base = torch.sigmoid((a * s).sum(-1) + bias)
+    noise = torch.randn(N, T, generator=torch.Generator().manual_seed(seed), device="cpu").to(a.device)
+    z = (torch.log(a.clamp(min=1e-6)) + 0.5 * noise).requires_grad_(True)
+    opt = torch.optim.Adam([z], lr=lr)
+    best, best_jsd = a.clone(), torch.zeros(N, dtype=a.dtype, device=a.device)
+    for _ in range(steps):
+        new = masked_softmax(z[:, None, :], mask)[:, 0]
+        jsd = js_divergence(new, a)
+        change = total_variation(torch.sigmoid((new * s).sum(-1) + bias), base)
+        with torch.no_grad():
+            better = (change <= epsilon) & (jsd > best_jsd)
+            best[better], best_jsd[better] = new[better], jsd[better]
+        loss = (-jsd + penalty * torch.relu(change - epsilon)).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return best.detach(), best_jsd

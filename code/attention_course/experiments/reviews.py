@@ -1,0 +1,56 @@
+"""Training and evaluating the attention classifier on the planted reviews (Chapter 6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..models.classifier import AttentionClassifier
+from ..tasks.reviews import PlantedData
+from ..train import fit
+from ..validate import check_steps
+
+__all__ = ["train_classifier", "predict_proba", "accuracy"]
+
+
+def train_classifier(model: AttentionClassifier, data: PlantedData, steps: int = 400, batch_size: int = 64,
+                     lr: float = 1e-2, seed: int = 0, weights: torch.Tensor | None = None) -> list[float]:
+    """Adam on binary cross-entropy over random mini-batches of ``data``; returns the loss per step.
+
+    ``weights`` (N, T), if given, is imposed as the attention of every training example (frozen:
+    it is data, not a parameter), as in Wiegreffe & Pinter's diagnostic models.
+    """
+    check_steps(steps)
+    if weights is not None and weights.shape != data.tokens.shape:
+        raise ValueError(f"weights must match tokens {tuple(data.tokens.shape)}, got {tuple(weights.shape)}")
+    device = next(model.parameters()).device
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    loss_fn = nn.BCEWithLogitsLoss()
+
+    def batch_loss() -> torch.Tensor:
+        index = torch.as_tensor(rng.choice(len(data), size=batch_size, replace=False))
+        batch = data.subset(index).to(device)
+        imposed = None if weights is None else weights[index].to(device)
+        logits, _ = model(batch.tokens, batch.lengths, imposed)
+        return loss_fn(logits, batch.labels)
+
+    return fit(model, batch_loss, steps, lr)["loss"]
+
+
+@torch.no_grad()
+def predict_proba(model: AttentionClassifier, data: PlantedData,
+                  weights: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(P(positive) (N,), attention weights (N, T)) for every example of ``data``."""
+    model.eval()
+    data = data.to(next(model.parameters()).device)
+    logits, used = model(data.tokens, data.lengths, weights)
+    return torch.sigmoid(logits), used
+
+
+def accuracy(probs: torch.Tensor, labels: torch.Tensor) -> float:
+    """Fraction of examples whose thresholded probability (>= 0.5 -> 1) equals the label."""
+    if probs.shape != labels.shape:
+        raise ValueError(f"probs {tuple(probs.shape)} and labels {tuple(labels.shape)} differ in shape")
+    return float(((probs >= 0.5).float() == labels).float().mean())

@@ -1,0 +1,55 @@
+"""Score functions: how well a query matches each key (Luong et al. 2015; Bahdanau et al. 2015).
+
+Each ``forward(query (B, T, H), keys (B, S, H)) -> scores (B, T, S)``; a softmax over S turns
+the scores into attention weights.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["DotScore", "GeneralScore", "AdditiveScore", "make_score"]
+
+
+class DotScore(nn.Module):
+    """s(q, k) = q . k. ``forward(query (B, T, H), keys (B, S, H)) -> (B, T, S)``."""
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return query @ keys.transpose(-2, -1)
+
+
+class GeneralScore(nn.Module):
+    """s(q, k) = q^T W k, a learned bilinear form (Luong et al. 2015, "general")."""
+
+    def __init__(self, hidden_dim: int):
+        super().__init__()
+        self.W = nn.Linear(hidden_dim, hidden_dim, bias=False)
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return query @ self.W(keys).transpose(-2, -1)
+
+
+class AdditiveScore(nn.Module):
+    """s(q, k) = v^T tanh(W_q q + W_k k), a one-hidden-layer network (Bahdanau et al. 2015)."""
+
+    def __init__(self, hidden_dim: int, attn_dim: int | None = None):
+        super().__init__()
+        attn_dim = attn_dim or hidden_dim
+        self.W_q = nn.Linear(hidden_dim, attn_dim, bias=False)
+        self.W_k = nn.Linear(hidden_dim, attn_dim)
+        self.v = nn.Linear(attn_dim, 1, bias=False)
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        hidden = torch.tanh(self.W_q(query)[:, :, None, :] + self.W_k(keys)[:, None, :, :])  # (B, T, S, A)
+        return self.v(hidden).squeeze(-1)                                                  # (B, T, S)
+
+
+_SCORES = {"dot": DotScore, "general": GeneralScore, "additive": AdditiveScore}
+
+
+def make_score(name: str, hidden_dim: int) -> nn.Module:
+    """One of ``"dot"``, ``"general"``, ``"additive"``."""
+    if name not in _SCORES:
+        raise ValueError(f"score must be one of {sorted(_SCORES)}, got {name!r}")
+    return DotScore() if name == "dot" else _SCORES[name](hidden_dim)

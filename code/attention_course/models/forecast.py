@@ -1,0 +1,78 @@
+"""Attention for forecasting: horizon queries attend to the history (after MQTransformer, Eisenach et al. 2020).
+
+A multi-horizon forecaster predicts the next H values of a series at once. MQTransformer's
+decoder-encoder attention gives each forecast horizon h its own *query*, built from what is
+known about the future time t + h (here: which horizon it is, and whether a scheduled event
+falls on it); the *keys and values* are the encoded history. Each horizon can then look up the
+past times that matter to it, for example the same phase one season earlier, or past events.
+This module keeps only that idea, at toy scale: one attention layer, a point forecast trained
+with the absolute error (the paper forecasts several quantiles and adds more machinery).
+
+The data are synthetic so that the right answer is known: a level, a seasonal profile of
+period P that differs from series to series, noise, and *events* (promotions, holidays)
+whose dates are known in advance and which lift the series by a per-series amount.
+
+Shapes: B series, L history steps, H horizons.
+
+    history         (B, L)   past values y_{t-L+1} .. y_t
+    history_events  (B, L)   1.0 where an event happened in the past, else 0.0
+    future_events   (B, H)   1.0 where an event is scheduled at t + h (known in advance)
+    target          (B, H)   y_{t+1} .. y_{t+H}
+    forecast        (B, H)
+    weights         (B, heads, H, L)   attention of each horizon's query over the history
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..layers.multihead import MultiHeadAttention
+from ..validate import check_matches_module
+
+__all__ = ["HorizonAttentionForecaster"]
+
+
+class HorizonAttentionForecaster(nn.Module):
+    """One decoder-encoder attention layer whose queries are the forecast horizons.
+
+    Keys and values: each past step's (scaled value, event flag), embedded, plus a learned
+    embedding of its position. Queries: a learned embedding per horizon plus the embedded flag
+    of a scheduled event at that horizon. A small feed-forward net reads each horizon's
+    attention output (and its query) and predicts the value there. Series are scaled by their
+    history's mean and standard deviation, and the forecast is scaled back.
+
+    ``forward(history (B, L), history_events (B, L), future_events (B, H))`` returns
+    ``(forecast (B, H), weights (B, heads, H, L))``.
+    """
+
+    def __init__(self, history: int = 48, horizon: int = 12, d_model: int = 32, num_heads: int = 2):
+        super().__init__()
+        self.history, self.horizon = history, horizon
+        self.embed_past = nn.Linear(2, d_model)                         # (value, event) -> d
+        self.position = nn.Parameter(0.1 * torch.randn(history, d_model))    # one vector per past step
+        self.horizon_query = nn.Parameter(0.1 * torch.randn(horizon, d_model))   # one query per horizon
+        self.embed_future = nn.Linear(1, d_model)                       # scheduled event flag -> d
+        self.attention = MultiHeadAttention(d_model, num_heads)
+        self.head = nn.Sequential(nn.Linear(2 * d_model, 2 * d_model), nn.ReLU(), nn.Linear(2 * d_model, 1))
+
+    def forward(self, history: torch.Tensor, history_events: torch.Tensor,
+                future_events: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self._check(history, history_events, future_events)
+        mean = history.mean(1, keepdim=True)                                  # (B, 1)
+        scale = history.std(1, keepdim=True) + 1e-3                           # (B, 1)
+        past = torch.stack([(history - mean) / scale, history_events], dim=-1)   # (B, L, 2)
+        memory = self.embed_past(past) + self.position                         # (B, L, d)
+        queries = self.horizon_query + self.embed_future(future_events[..., None])   # (B, H, d)
+        context, weights = self.attention(queries, memory, memory)             # (B, H, d), (B, heads, H, L)
+        out = self.head(torch.cat([context, queries], dim=-1)).squeeze(-1)     # (B, H), in scaled units
+        return mean + scale * out, weights
+
+    def _check(self, history: torch.Tensor, history_events: torch.Tensor, future_events: torch.Tensor) -> None:
+        B, L, H = history.shape[0], self.history, self.horizon
+        for name, t, shape in (("history", history, (B, L)), ("history_events", history_events, (B, L)),
+                               ("future_events", future_events, (B, H))):
+            if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape:
+                got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+                raise ValueError(f"{name} must have shape {shape} (batch, {'L' if shape[1] == L else 'H'}), got {got}")
+        check_matches_module(self, history=history, history_events=history_events, future_events=future_events)

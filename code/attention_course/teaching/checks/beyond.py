@@ -1,0 +1,126 @@
+"""Self-checks for Chapter 7, beyond: convolution as attention, sets, forecasting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from ...models.conv_attention import grid_positions, quadratic_scores
+from ...tasks.series import seasonal_naive
+from ._base import FLOAT32_EPS, CheckFailed, as_float, call, ok
+
+__all__ = ["check_offset_scores", "check_attention_max", "check_seasonal_naive"]
+
+
+# Exercise 7.1: one head's positional scores, peaked at a kernel offset ----------------------------
+
+def check_offset_scores(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]) -> None:
+    """``fn(query_positions (N_q, D), key_positions (N_k, D), offset (D,), alpha) -> scores (N_q, N_k)``:
+    one head's scores, whose softmax over the keys must equal that of -alpha ||key - query - offset||^2
+    (a constant per query is allowed: the softmax ignores it)."""
+    queries = grid_positions((3, 3))                         # a 3 x 3 image
+    keys = grid_positions((5, 5), start=-1)                  # the same image padded by one pixel
+    offset = torch.tensor([1, -1])
+    # Scores up to ~40 in float32 are off by ~1e-5 after rounding: the softmax weights by about as much.
+    atol = 1e-5
+    for alpha in (0.7, 3.0):
+        want = torch.softmax(quadratic_scores(queries, keys, offset[None], alpha)[0], -1)
+        got = as_float(call(fn, queries.clone(), keys.clone(), offset.clone(), alpha), "the scores")
+        if got.shape != want.shape:
+            raise CheckFailed(f"expected scores of shape (N_q, N_k) = {tuple(want.shape)}, got {tuple(got.shape)}")
+        got = torch.softmax(got, -1)
+        if torch.allclose(got, want, rtol=0, atol=atol):
+            continue
+        mirrored = torch.softmax(quadratic_scores(queries, keys, -offset[None], alpha)[0], -1)
+        if torch.allclose(got, mirrored, rtol=0, atol=atol):
+            raise CheckFailed("your head looks at query - offset instead of query + offset: the relative position "
+                              "is delta = key - query, and the score peaks where delta equals the offset")
+        if torch.allclose(got, torch.softmax(-torch.log(want), -1), rtol=0, atol=atol):
+            raise CheckFailed("your scores grow with the distance from the offset: the parabola must open "
+                              "downwards, -alpha ||delta - offset||^2")
+        first = torch.softmax(quadratic_scores(queries, keys, offset[None], 0.7)[0], -1)
+        if alpha != 0.7 and torch.allclose(got, first, rtol=0, atol=atol):
+            raise CheckFailed("your scores do not change with alpha: alpha multiplies the whole score and sets "
+                              "how sharp the head is")
+        i = 4                                                 # the centre pixel (1, 1)
+        raise CheckFailed(f"for alpha={alpha}, query {queries[i].tolist()}: your head's largest weight is on key "
+                          f"{keys[got[i].argmax()].tolist()}, expected key {keys[want[i].argmax()].tolist()} with "
+                          f"weight {want[i].max().item():.4f} (yours {got[i].max().item():.4f})")
+    ok("the head's weights peak at key = query + offset and sharpen as alpha grows.")
+
+
+# Exercise 7.2: attention pooling that approaches the max --------------------------------------
+
+def check_attention_max(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> None:
+    """``fn(x (B, n), alpha) -> (B,)``: the softmax(alpha x)-weighted average of each set's elements."""
+    g = torch.Generator().manual_seed(7)
+    x = 10 * torch.rand(4, 6, generator=g, dtype=torch.float64)
+    rtol = 16 * FLOAT32_EPS                    # values up to 10, summed over 6 elements in float32
+
+    def near(a, b) -> bool:
+        return a.shape == b.shape and torch.allclose(a, b, rtol=rtol, atol=rtol)
+
+    for alpha in (0.5, 2.0):
+        want = (torch.softmax(alpha * x, -1) * x).sum(-1)
+        got = as_float(call(fn, x.clone(), alpha), "the pooled values")
+        if got.shape != want.shape:
+            shape = tuple(got.shape)
+            hint = " (the weights alone? multiply them by x and sum over the set)" if shape == tuple(x.shape) else ""
+            raise CheckFailed(f"expected one number per set, shape {tuple(want.shape)}, got {shape}{hint}")
+        if near(got, want):
+            continue
+        if torch.allclose(got, x.amax(-1)):
+            raise CheckFailed("that is the hard max; the exercise asks for the soft, differentiable version: "
+                              "softmax(alpha x) weights, which approach the max as alpha grows")
+        if near(got, (torch.softmax(alpha * x, 0) * x).sum(-1)):
+            raise CheckFailed("your softmax runs over the batch (dim 0); it must run over the elements of each "
+                              "set (dim -1)")
+        if near(got, (torch.softmax(x, -1) * x).sum(-1)):
+            raise CheckFailed(f"your result does not depend on alpha (tried alpha={alpha}): the scores are alpha * x")
+        if near(got, x.mean(-1)):
+            raise CheckFailed("that is the mean (alpha = 0); the scores must be alpha * x")
+        raise CheckFailed(f"for alpha={alpha} and the set {[round(v, 3) for v in x[0].tolist()]}: got "
+                          f"{got[0].item():.6f}, expected {want[0].item():.6f}")
+    perm = torch.randperm(6, generator=g)
+    shuffled = as_float(call(fn, x[:, perm].clone(), 2.0), "the pooled values")
+    if not near(shuffled, (torch.softmax(2 * x, -1) * x).sum(-1)):
+        raise CheckFailed("reordering the elements of a set changes your result: a pooling must not depend on order")
+    ok("softmax(alpha x) . x is a weighted mean at small alpha and tends to the max as alpha grows.")
+
+
+# Exercise 7.3: seasonal naive beyond one period -----------------------------------------------
+
+def check_seasonal_naive(fn: Callable[[torch.Tensor, int, int], torch.Tensor]) -> None:
+    """``fn(history (B, L), period, horizon) -> (B, horizon)``: step t + h repeats y_{t + h - kP}, with the
+    smallest k >= 1 that lands in the history, even when the horizon is longer than one period."""
+    history = torch.arange(2 * 10, dtype=torch.float64).reshape(2, 10) * torch.tensor([[1.0], [10.0]])
+    period, horizon = 4, 9
+    want = seasonal_naive(history, period, horizon)
+    try:
+        got = call(fn, history.clone(), period, horizon)
+    except CheckFailed as failure:
+        if "raised IndexError" not in str(failure):
+            raise
+        raise CheckFailed(f"indexing failed: for h > period, y_(t+h-period) is still in the future; go back "
+                          f"ceil(h / period) whole periods. {failure}") from None
+    got = as_float(got, "the forecast")
+    if got.shape != want.shape:
+        raise CheckFailed(f"expected shape (batch, horizon) = {tuple(want.shape)}, got {tuple(got.shape)}")
+    if torch.equal(got, want):
+        ok("each future step repeats the last observed value of the same season.")
+        return
+    if torch.equal(got, history[:, -1:].expand_as(want)):
+        raise CheckFailed("every horizon repeats the last value: that is the naive forecast, not the seasonal one")
+    h = int((got != want).any(0).nonzero()[0]) + 1                  # the first wrong horizon
+    if h > period:
+        raise CheckFailed(f"horizons 1..{period} are right, horizon h = {h} is not: for h > period go back "
+                          f"k = ceil(h / period) whole periods (got {got[0, h - 1].item():g}, expected "
+                          f"{want[0, h - 1].item():g} for the history 0, 1, ..., 9)")
+    one_step = history[0, 1] - history[0, 0]
+    if torch.equal(got[:, :period] - want[:, :period], one_step * torch.tensor([[1.0], [10.0]]).expand(2, period)) or \
+            torch.equal(want[:, :period] - got[:, :period], one_step * torch.tensor([[1.0], [10.0]]).expand(2, period)):
+        raise CheckFailed("off by one: horizon h = 1 (the first forecast) repeats y at position L - period, "
+                          "the step one period before t + 1")
+    raise CheckFailed(f"horizon h = {h}: got {got[0, h - 1].item():g}, expected {want[0, h - 1].item():g} "
+                      f"(history 0, 1, ..., 9; period {period})")

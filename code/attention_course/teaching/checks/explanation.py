@@ -1,0 +1,147 @@
+"""Self-checks for Chapter 6, is attention explanation?"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ...analysis.adversarial import js_divergence, total_variation
+from ...analysis.importance import precision_at_k
+from ...layers.attention import padding_mask
+from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, call, ok
+
+__all__ = ["check_js_divergence", "check_precision_at_k", "check_one_token_adversary"]
+
+
+# Exercise 6.1: Jensen-Shannon divergence ------------------------------------------------------
+
+def _distributions() -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(61)
+    p = torch.softmax(3 * torch.randn(6, 5, generator=g, dtype=torch.float64), -1)
+    q = torch.softmax(3 * torch.randn(6, 5, generator=g, dtype=torch.float64), -1)
+    p[0], q[0] = torch.tensor([1.0, 0, 0, 0, 0]), torch.tensor([0, 0, 0, 0, 1.0])   # disjoint: ln 2
+    p[1] = torch.tensor([0.5, 0.5, 0, 0, 0])                                          # zeros inside
+    return p, q
+
+
+def check_js_divergence(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """``fn(p (N, T), q (N, T)) -> (N,)`` Jensen-Shannon divergence in nats, row by row."""
+    p, q = _distributions()
+    want = js_divergence(p, q)
+    got = as_float(call(fn, p.clone(), q.clone()), "the divergences")
+    if got.shape != want.shape:
+        raise CheckFailed(f"expected one divergence per row, shape {tuple(want.shape)}, got {tuple(got.shape)}")
+    if torch.isnan(got).any():
+        rows = torch.isnan(got).nonzero().flatten().tolist()
+        raise CheckFailed(f"rows {rows} are NaN: a zero probability must contribute 0 log 0 = 0, not 0 * -inf")
+    # A float32 computation sums five terms of size <= ln 2 with logs: within about 1e-7 of float64.
+    atol = 16 * FLOAT32_EPS
+    if torch.allclose(got, want, rtol=0, atol=atol):
+        ok(f"the divergence of two distributions with disjoint supports is ln 2 = {math.log(2):.4f}.")
+        return
+    if torch.allclose(got, want / math.log(2), rtol=0, atol=atol):
+        raise CheckFailed("your values are in bits (log base 2, bound 1); use the natural log (bound ln 2)")
+    kl = (torch.xlogy(p, p) - torch.xlogy(p, q)).sum(-1)
+    if torch.allclose(got[2:], kl[2:], rtol=0, atol=atol):
+        raise CheckFailed("this is KL(p || q), not JSD: compare each distribution with the mixture m = (p + q) / 2")
+    swapped = as_float(call(fn, q.clone(), p.clone()), "the divergences")
+    if swapped.shape != got.shape or not torch.allclose(swapped, got, rtol=0, atol=atol):
+        raise CheckFailed("JSD is symmetric, yours is not: JSD(p, q) must equal JSD(q, p)")
+    raise CheckFailed(f"got {[round(v, 6) for v in got.tolist()]}, expected {[round(v, 6) for v in want.tolist()]}")
+
+
+# Exercise 6.2: precision at k against planted evidence ----------------------------------------
+
+def _ranking_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    # Rows with 2, 1 and 3 evidence tokens, so a k that does not follow the evidence shows; no ties
+    # among real tokens, so every tie-breaking rule gives the same answer.
+    scores = torch.tensor([[-0.5, -0.1, -0.9, -0.2, 0.0, 0.0],        # all negative: padding (0) must not win
+                           [0.1, 0.7, 0.2, 0.6, 0.0, 0.0],
+                           [0.3, 0.2, 0.1, 0.05, 0.9, 0.8]])
+    evidence = torch.tensor([[False, True, False, True, False, False],
+                             [False, True, False, False, False, False],
+                             [False, True, False, False, True, True]])
+    lengths = torch.tensor([4, 4, 6])
+    return scores, evidence, lengths
+
+
+def _precision_fixed_k(scores, evidence, lengths, k: int) -> torch.Tensor:
+    """Precision at the same k for every row (a wrong answer, for the diagnosis)."""
+    real = padding_mask(lengths, scores.shape[1])[:, 0]
+    order = torch.sort(scores.masked_fill(~real, float("-inf")), dim=1, descending=True, stable=True).indices
+    return evidence.gather(1, order)[:, :k].double().sum(1) / k
+
+
+def check_precision_at_k(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """``fn(scores (N, T), evidence (N, T) bool, lengths (N,)) -> (N,)`` precision at k, k = the
+    row's number of evidence tokens, ranking real tokens only."""
+    scores, evidence, lengths = _ranking_case()
+    want = precision_at_k(scores, evidence, lengths).double()
+    got = as_float(call(fn, scores.clone(), evidence.clone(), lengths.clone()), "the precisions")
+    if got.shape != want.shape:
+        raise CheckFailed(f"expected one precision per review, shape {tuple(want.shape)}, got {tuple(got.shape)}")
+    if torch.allclose(got, want):
+        ok(f"precisions {[round(v, 3) for v in want.tolist()]}: padding is never ranked and k follows the evidence.")
+        return
+    padded = precision_at_k(scores, evidence, torch.full_like(lengths, scores.shape[1])).double()
+    if torch.allclose(got, padded):
+        raise CheckFailed("your ranking lets padding positions in: in review 0 every real score is negative, so "
+                          "the padding (score 0) took the top places; rank only the first lengths[n] tokens")
+    for k in range(1, scores.shape[1] + 1):
+        if torch.allclose(got, _precision_fixed_k(scores, evidence, lengths, k)):
+            raise CheckFailed(f"you used the same k = {k} for every review; k is each review's number of evidence "
+                              f"tokens: {evidence.sum(1).tolist()}")
+    raise CheckFailed(f"got {[round(v, 3) for v in got.tolist()]}, expected {[round(v, 3) for v in want.tolist()]} "
+                      f"(k is the number of evidence tokens of each review: {evidence.sum(1).tolist()})")
+
+
+# Exercise 6.3: the one-token adversary ---------------------------------------------------------
+
+def _adversary_case():
+    token_logits = torch.tensor([4.0, -0.5, 6.0, 3.0, 0.2, 5.5], dtype=torch.float64)
+    weights = torch.tensor([0.05, 0.05, 0.6, 0.1, 0.05, 0.15], dtype=torch.float64)
+    return token_logits, -0.5, weights, 0.01
+
+
+def _best_one_token(token_logits, bias, weights, epsilon):
+    base = torch.sigmoid((weights * token_logits).sum() + bias)
+    moved = torch.sigmoid(token_logits + bias)
+    feasible = total_variation(moved, base.expand_as(moved)) <= epsilon
+    jsd = js_divergence(torch.eye(len(weights), dtype=weights.dtype), weights.expand(len(weights), -1))
+    jsd = jsd.masked_fill(~feasible, -1.0)
+    return int(jsd.argmax()) if feasible.any() else None
+
+
+def _as_index(answer, n: int) -> int | None:
+    """A token index: an int, a numpy or torch integer, or a float holding a whole number; or None."""
+    if answer is None:
+        return None
+    if isinstance(answer, bool) or (isinstance(answer, torch.Tensor) and answer.dtype == torch.bool):
+        raise CheckFailed(f"got {answer!r}, expected a token index in 0..{n - 1} (or None), not a boolean")
+    value = as_number(answer, "the token index")
+    if not value.is_integer():
+        raise CheckFailed(f"got {answer!r}: {value:g} is not a whole number; return the index of a token "
+                          f"(an int in 0..{n - 1})")
+    return int(value)
+
+
+def check_one_token_adversary(fn: Callable[[torch.Tensor, float, torch.Tensor, float], int | None]) -> None:
+    """``fn(token_logits (T,), bias, weights (T,), epsilon) -> index`` of the token that, given all
+    the attention, moves P(positive) by at most epsilon and is farthest (JSD) from ``weights``."""
+    token_logits, bias, weights, epsilon = _adversary_case()
+    want = _best_one_token(token_logits, bias, weights, epsilon)
+    got = _as_index(call(fn, token_logits.clone(), bias, weights.clone(), epsilon), len(weights))
+    if got == want:
+        ok(f"token {want} keeps the prediction within {epsilon} and is the farthest such one-token attention.")
+        return
+    base = torch.sigmoid((weights * token_logits).sum() + bias)
+    if got is not None and 0 <= got < len(weights):
+        change = float((torch.sigmoid(token_logits[got] + bias) - base).abs())
+        if change > epsilon:
+            raise CheckFailed(f"all attention on token {got} moves P(positive) by {change:.3f} > {epsilon}: the "
+                              f"constraint is on the predicted probability, sigmoid(s_i + bias)")
+        raise CheckFailed(f"token {got} is feasible, but another feasible token is farther from the original "
+                          f"attention in JSD")
+    raise CheckFailed(f"got {got!r}, expected a token index in 0..{len(weights) - 1}")

@@ -1,0 +1,135 @@
+"""Self-checks for Chapter 4, multi-head attention and the Transformer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from ...layers.multihead import MultiHeadAttention, split_heads
+from ...models.transformer import sinusoidal_positions
+from ._base import CheckFailed, as_float, call, ok
+
+__all__ = ["check_split_heads", "check_to_torch", "check_positions"]
+
+
+def _shape(x) -> str:
+    return str(tuple(x.shape)) if isinstance(x, torch.Tensor) else type(x).__name__
+
+
+# Exercise 4.1: split the features into heads -----------------------------------------------------
+
+def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+    """``fn(x (B, T, E), num_heads) -> (B, H, T, E / H)``, head h holding features h*d .. (h+1)*d - 1."""
+    B, T, E, H = 2, 5, 12, 3
+    d = E // H
+    x = torch.arange(B * T * E, dtype=torch.float32).reshape(B, T, E)
+    want = split_heads(x, H).double()
+    got = as_float(call(fn, x.clone(), H), "the heads")
+    if got.shape == (B, T, H, d):
+        raise CheckFailed(f"shape {_shape(got)} is (batch, T, heads, d_head): the features are split, but the "
+                          f"head axis must come before time; move it with transpose(1, 2)")
+    if got.shape != want.shape:
+        raise CheckFailed(f"for x of shape {(B, T, E)} and {H} heads expected shape (batch, heads, T, d_head) = "
+                          f"{tuple(want.shape)}, got {_shape(got)}")
+    if torch.equal(got, want):
+        ok("each head holds a block of consecutive features, at every time step.")
+        return
+    x = x.double()
+    if torch.equal(got, x.reshape(B, H, T, d)):
+        raise CheckFailed("you reshaped (B, T, E) straight to (B, H, T, d_head): the memory order is time-major, "
+                          "so head 0 now holds pieces of several time steps. View as (B, T, H, d_head) first, "
+                          "then transpose(1, 2)")
+    if torch.equal(got, x.view(B, T, d, H).permute(0, 3, 1, 2)):
+        raise CheckFailed("head h got the strided features h, h+H, h+2H, ...: a valid split, but not the one the "
+                          "package and torch use (consecutive blocks), so weights copied from torch would land in "
+                          "the wrong heads")
+    b, h, t, f = (got != want).nonzero()[0].tolist()
+    raise CheckFailed(f"batch {b}, head {h}, time {t}, feature {f}: got {got[b, h, t, f].item():g}, expected "
+                      f"{want[b, h, t, f].item():g} (x[{b}, {t}, {h * d + f}])")
+
+
+# Exercise 4.2: the other direction of from_torch -------------------------------------------------
+
+def check_to_torch(fn: Callable[[MultiHeadAttention], nn.MultiheadAttention]) -> None:
+    """``fn(layer)`` must return a ``torch.nn.MultiheadAttention`` computing what ``layer`` computes."""
+    torch.manual_seed(4)
+    E, H = 16, 4
+    layer = MultiHeadAttention(E, H)
+    got = call(fn, layer)
+    if not isinstance(got, nn.MultiheadAttention):
+        raise CheckFailed(f"expected a torch.nn.MultiheadAttention, got {type(got).__name__}")
+    if (got.embed_dim, got.num_heads) != (E, H):
+        raise CheckFailed(f"expected embed_dim={E}, num_heads={H}, got embed_dim={got.embed_dim}, "
+                          f"num_heads={got.num_heads}")
+    if not got.batch_first:
+        raise CheckFailed("batch_first is False: torch would read the inputs as (T, batch, E); the package's layer "
+                          "is batch-first, so create the torch module with batch_first=True")
+    def same(a, b) -> bool:                     # exact values, whatever float dtype the copy has
+        return a is not None and b is not None and torch.equal(a.detach().double().cpu(), b.detach().double())
+
+    W = [lin.weight for lin in (layer.W_Q, layer.W_K, layer.W_V)]
+    stacked = got.in_proj_weight
+    if stacked is None or stacked.shape != (3 * E, E):
+        shape = None if stacked is None else tuple(stacked.shape)
+        raise CheckFailed(f"in_proj_weight should be (3E, E) = {(3 * E, E)}, got {shape}")
+    blocks = list(stacked.split(E))
+    if all(same(b, w.T) for b, w in zip(blocks, W)):
+        raise CheckFailed("the projection blocks are transposed: nn.Linear and in_proj_weight both store "
+                          "(out_features, in_features); copy the weights as they are")
+    if not all(same(b, w) for b, w in zip(blocks, W)):
+        if all(any(same(b, w) for w in W) for b in blocks):
+            raise CheckFailed("the three projections are in the wrong order: in_proj_weight stacks the rows "
+                              "[W_Q; W_K; W_V]")
+        raise CheckFailed("in_proj_weight is not [W_Q.weight; W_K.weight; W_V.weight] (did you copy inside "
+                          "torch.no_grad(), into the module's own parameters?)")
+    if not same(got.in_proj_bias, torch.cat([lin.bias for lin in (layer.W_Q, layer.W_K, layer.W_V)])):
+        raise CheckFailed("in_proj_bias is not [W_Q.bias; W_K.bias; W_V.bias]")
+    if not (same(got.out_proj.weight, layer.W_O.weight) and same(got.out_proj.bias, layer.W_O.bias)):
+        raise CheckFailed("out_proj does not hold W_O's weight and bias")
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 3, E, generator=g), torch.randn(2, 6, E, generator=g)
+    param = got.in_proj_weight
+    with torch.no_grad():
+        want, _ = layer(q, k, k)
+        out, _ = call(got.eval(), q.to(param), k.to(param), k.to(param))
+        out = as_float(out, "the module's output").to(torch.float32)
+    if not torch.allclose(out, want, atol=1e-5):
+        raise CheckFailed(f"the weights match but the outputs differ by up to {(out - want).abs().max().item():.3g}"
+                          f" (dropout={got.dropout}? it must be 0 or the module in eval mode)")
+    ok("torch's module holds the same four projections and gives the same outputs.")
+
+
+# Exercise 4.3: sinusoidal positional encoding ----------------------------------------------------
+
+def check_positions(fn: Callable[[int, int], torch.Tensor]) -> None:
+    """``fn(max_len, d_model) -> (max_len, d_model)``: PE[t, 2i] = sin(t w_i), PE[t, 2i+1] = cos(t w_i),
+    w_i = 10000^(-2i / d_model)."""
+    max_len, d = 50, 16
+    want = sinusoidal_positions(max_len, d).double()
+    got = as_float(call(fn, max_len, d), "the positional encoding")
+    if got.shape == (d, max_len):
+        raise CheckFailed(f"shape {_shape(got)} is transposed: one row per position, (max_len, d_model) = "
+                          f"{(max_len, d)}")
+    if got.shape != want.shape:
+        raise CheckFailed(f"expected shape (max_len, d_model) = {(max_len, d)}, got {_shape(got)}")
+    if torch.allclose(got, want, atol=1e-5):
+        ok("even features are sines, odd features cosines, with wavelengths from 2 pi to 10000 * 2 pi.")
+        return
+    t = torch.arange(max_len, dtype=torch.float64)[:, None]
+    i = torch.arange(d // 2, dtype=torch.float64)
+    if torch.allclose(got[:, 0::2], want[:, 1::2], atol=1e-5) and torch.allclose(got[:, 1::2], want[:, 0::2],
+                                                                                   atol=1e-5):
+        raise CheckFailed("sines and cosines are swapped: even features (0, 2, ...) are sines")
+    if torch.allclose(got, torch.cat([want[:, 0::2], want[:, 1::2]], 1), atol=1e-5):
+        raise CheckFailed("you put all the sines first and all the cosines after: the same numbers, but feature "
+                          "2i must be the sine and feature 2i+1 the cosine of frequency i (interleave them)")
+    if torch.allclose(got[:, 0::2], torch.sin(t * 10000.0 ** (-i / d)), atol=1e-5):
+        raise CheckFailed("the frequencies decay too slowly: the exponent is -2i/d_model where i counts the "
+                          "(sin, cos) pairs, not -i/d_model")
+    if not torch.allclose(got[0], want[0], atol=1e-5):
+        raise CheckFailed(f"position 0 should be [0, 1, 0, 1, ...] (sin 0, cos 0), got {got[0, :4].tolist()}...")
+    t_bad, f_bad = (~torch.isclose(got, want, atol=1e-5)).nonzero()[0].tolist()
+    raise CheckFailed(f"position {t_bad}, feature {f_bad}: got {got[t_bad, f_bad].item():.4f}, expected "
+                      f"{want[t_bad, f_bad].item():.4f}")

@@ -1,0 +1,77 @@
+"""Chapter 4 timings: the Transformer against the RNN with attention, and the package's multi-head
+attention against ``torch.nn.MultiheadAttention``.
+
+``date.transformer.seconds_to_999``  training seconds of ``train_date_transformer()`` until the exact
+    match on the 5,000 held-out dates, checked every 50 steps, reaches 99.9% (evaluation excluded;
+    inf if never). Target: at most 60.
+    Its side-by-side partner is ``date.attention.seconds_to_999`` from :mod:`.rnn_attention`: the same
+    measurement for the RNN with attention (``train_date_translator()``), both in one ``make bench`` run.
+``mha.time_ratio_vs_torch``  median time of one forward plus backward pass of the package's
+    :class:`~attention_course.layers.multihead.MultiHeadAttention` divided by that of
+    ``torch.nn.MultiheadAttention`` holding the same weights, batch 8, T = 128, embed 256, 8 heads,
+    float32, self-attention, both returning per-head weights; timed alternately in one run, so a busy
+    machine slows both alike. Target: at most 1.5. ``mha.time_ratio_vs_torch_fused`` is the same
+    against torch's ``need_weights=False`` path, which may use a fused kernel and returns no weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from attention_course.experiments.dates import HELD_OUT_SEED, date_exact_match, train_date_transformer
+from attention_course.layers.multihead import MultiHeadAttention
+from attention_course.tasks.dates import date_batch
+from attention_course.train.seq2seq import accuracy
+
+from ._clock import median_backward_seconds, training_seconds_until
+
+__all__ = ["run", "time_mha", "seconds_to_target"]
+
+TARGET = 0.999
+BATCH, T, EMBED, HEADS = 8, 128, 256, 8
+
+
+def _teacher_forced_exact_match(model, test) -> float:
+    """Exact match when every step is fed the true previous token: an upper bound on the greedy
+    exact match (a greedy answer that is all right was fed the true tokens at every step), and one
+    forward pass instead of one per output step."""
+    with torch.no_grad():
+        logits = model(test.src, test.lengths, test.decoder_input())
+    _, exact = accuracy(logits.argmax(-1), test.target)
+    return exact.mean().item()
+
+
+def seconds_to_target(every: int = 50, **kwargs) -> float:
+    """Training seconds of ``train_date_transformer(**kwargs)`` until the exact match on the 5,000 held-out
+    dates, checked every ``every`` steps, reaches TARGET (inf if it never does). Evaluation is not counted;
+    training stops at the first check that passes. The greedy evaluation is skipped while the teacher-forced
+    exact match, its upper bound, is still below TARGET (same answer, less waiting)."""
+    test = date_batch(np.random.default_rng(HELD_OUT_SEED), 5000)
+    return training_seconds_until(
+        lambda **cb: train_date_transformer(**cb, **kwargs),
+        lambda model: _teacher_forced_exact_match(model, test) >= TARGET and date_exact_match(model) >= TARGET,
+        every)
+
+
+def time_mha(repeats: int = 20, warmup: int = 3, seed: int = 0) -> dict[str, float]:
+    """Median seconds of forward + backward for the package's layer and torch's, timed alternately."""
+    torch.manual_seed(seed)
+    reference = torch.nn.MultiheadAttention(EMBED, HEADS, batch_first=True)
+    ours = MultiHeadAttention.from_torch(reference)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(BATCH, T, EMBED, generator=g, requires_grad=True)
+    grad_out = torch.randn(BATCH, T, EMBED, generator=g)
+    fns = {"package": lambda: ours(x, x, x)[0],
+           "torch": lambda: reference(x, x, x, average_attn_weights=False)[0],
+           "torch_fused": lambda: reference(x, x, x, need_weights=False)[0]}
+    return median_backward_seconds(fns, (x,), grad_out, repeats, warmup)
+
+
+def run() -> dict[str, float]:
+    med = time_mha()
+    metrics = {"mha.time_ratio_vs_torch": round(med["package"] / med["torch"], 3),
+               "mha.time_ratio_vs_torch_fused": round(med["package"] / med["torch_fused"], 3),
+               "mha.package_ms": round(1e3 * med["package"], 3),
+               "mha.torch_ms": round(1e3 * med["torch"], 3)}
+    metrics["date.transformer.seconds_to_999"] = round(seconds_to_target(), 2)
+    return metrics
