@@ -7,27 +7,27 @@ from attention_course.teaching.checks import CheckFailed
 from attention_course.teaching.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
 
 
-def _scores(q, k, offset, alpha):
-    delta = (k[None] - q[:, None]).double()                  # (N_q, N_k, D)
-    return -alpha * ((delta - offset.double()) ** 2).sum(-1)
+def reference_offset_scores(q, k, offset, alpha, dtype=torch.float64):
+    delta = (k[None] - q[:, None]).to(dtype)                 # (N_q, N_k, D)
+    return -alpha * ((delta - offset.to(dtype)) ** 2).sum(-1)
 
 
 def test_offset_scores_accepts_reference(capsys):
-    check_offset_scores(_scores)
+    check_offset_scores(reference_offset_scores)
     assert "Correct" in capsys.readouterr().out
 
 
 def test_offset_scores_accepts_a_per_query_constant(capsys):
-    check_offset_scores(lambda q, k, o, a: _scores(q, k, o, a) + q.double().sum(-1, keepdim=True))
+    check_offset_scores(lambda q, k, o, a: reference_offset_scores(q, k, o, a) + q.double().sum(-1, keepdim=True))
     assert "Correct" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("wrong, message", [
-    (lambda q, k, o, a: _scores(q, k, -o, a), "query - offset instead of query \\+ offset"),
-    (lambda q, k, o, a: -_scores(q, k, o, a), "grow with the distance"),
-    (lambda q, k, o, a: _scores(q, k, o, 0.7), "do not change with alpha"),
-    (lambda q, k, o, a: _scores(q, k, o, a)[:, :-1], r"shape \(N_q, N_k\)"),
-    (lambda q, k, o, a: _scores(q, k, o + torch.tensor([1, 0]), a),
+    (lambda q, k, o, a: reference_offset_scores(q, k, -o, a), "query - offset instead of query \\+ offset"),
+    (lambda q, k, o, a: -reference_offset_scores(q, k, o, a), "grow with the distance"),
+    (lambda q, k, o, a: reference_offset_scores(q, k, o, 0.7), "do not change with alpha"),
+    (lambda q, k, o, a: reference_offset_scores(q, k, o, a)[:, :-1], r"shape \(N_q, N_k\)"),
+    (lambda q, k, o, a: reference_offset_scores(q, k, o + torch.tensor([1, 0]), a),
      r"largest weight is on key \[3, 0\], expected key \[2, 0\]"),
 ])
 def test_offset_scores_rejects_wrong(wrong, message):
@@ -35,12 +35,12 @@ def test_offset_scores_rejects_wrong(wrong, message):
         check_offset_scores(wrong)
 
 
-def _soft_max(x, alpha):
+def reference_soft_max(x, alpha):
     return (torch.softmax(alpha * x, -1) * x).sum(-1)
 
 
 def test_attention_max_accepts_reference(capsys):
-    check_attention_max(_soft_max)
+    check_attention_max(reference_soft_max)
     assert "Correct" in capsys.readouterr().out
 
 
@@ -64,8 +64,8 @@ def test_attention_max_rejects_order_dependence():
     def order_dependent(x, alpha):          # right on the first two calls, then weighs elements by position
         calls.append(1)
         if len(calls) <= 2:
-            return _soft_max(x, alpha)
-        return _soft_max(x * torch.linspace(1, 2, x.shape[-1], dtype=x.dtype), alpha)
+            return reference_soft_max(x, alpha)
+        return reference_soft_max(x * torch.linspace(1, 2, x.shape[-1], dtype=x.dtype), alpha)
 
     with pytest.raises(CheckFailed, match="reordering"):
         check_attention_max(order_dependent)

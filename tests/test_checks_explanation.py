@@ -43,13 +43,13 @@ def test_jsd_rejects_wrong(wrong, message):
         check_js_divergence(wrong)
 
 
-def reference_precision(scores, evidence, lengths):
+def reference_precision(scores, evidence, lengths, fixed_k=None):
     out = []
     for s, e, L in zip(scores, evidence, lengths):
-        k = int(e[:L].sum())
+        k = fixed_k or int(e[:L].sum())
         top = torch.argsort(s[:L], descending=True, stable=True)[:k]
         out.append(float(e[top].sum()) / k)
-    return torch.tensor(out)
+    return torch.tensor(out, dtype=scores.dtype)
 
 
 def test_precision_accepts_reference(capsys):

@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from attention_course.analysis.adversarial import js_divergence
 from attention_course.layers.attention import causal_mask, padding_mask
 from attention_course.models.seq2seq import reverse_padded
 from attention_course.tasks.series import seasonal_naive
@@ -43,6 +42,11 @@ from attention_course.teaching.checks.multihead import check_positions, check_sp
 from attention_course.teaching.checks.self_attention import check_decoder_mask, check_masked_softmax, check_score_scale
 from attention_course.tokens import EOS, PAD
 from attention_course.train.seq2seq import accuracy
+from test_checks_attention_rnn import reference_additive
+from test_checks_beyond import reference_offset_scores, reference_soft_max
+from test_checks_cca import reference_angles, reference_cca, reference_pmi
+from test_checks_explanation import reference_jsd, reference_one_token, reference_precision
+from test_checks_self_attention import reference_masked_softmax
 
 # --- the four forms of an answer -----------------------------------------------------------------
 
@@ -74,14 +78,11 @@ FORMS = {
 }
 
 # --- reference solutions, written for any float dtype ----------------------------------------------
+# Those the per-chapter checker tests already define are imported from there; the rest are here.
 
 
 def ref_accuracy(p, t):
     return accuracy(p, t)[0]
-
-
-def ref_additive(q, k, W_q, W_k, b_k, v):
-    return torch.tanh((q @ W_q.T)[:, None, :] + (k @ W_k.T + b_k)[None]) @ v
 
 
 def ref_additive_numpy(q, k, W_q, W_k, b_k, v):
@@ -91,10 +92,6 @@ def ref_additive_numpy(q, k, W_q, W_k, b_k, v):
 
 def ref_decoder_mask(lengths, T):
     return causal_mask(T) & padding_mask(lengths, T)
-
-
-def ref_masked_softmax(s, m):
-    return torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1).masked_fill(~m, 0.0)
 
 
 def ref_split(x, H):
@@ -108,61 +105,6 @@ def ref_positions(max_len, d, dtype=torch.float64, sin_first=True):
     pe[:, 0::2], pe[:, 1::2] = (torch.sin(t * w), torch.cos(t * w)) if sin_first else (torch.cos(t * w),
                                                                                         torch.sin(t * w))
     return pe
-
-
-def _whiten(C):
-    evals, evecs = np.linalg.eigh(C)
-    return evecs @ np.diag(evals ** -0.5) @ evecs.T
-
-
-def ref_cca(X, Y):
-    X, Y = X - X.mean(0), Y - Y.mean(0)
-    n = len(X)
-    return np.linalg.svd(_whiten(X.T @ X / (n - 1)) @ (X.T @ Y / (n - 1)) @ _whiten(Y.T @ Y / (n - 1)),
-                         compute_uv=False)
-
-
-def ref_angles(A, B):
-    Qa, Qb = np.linalg.qr(A)[0], np.linalg.qr(B)[0]
-    return np.degrees(np.arccos(np.clip(np.linalg.svd(Qa.T @ Qb, compute_uv=False), -1, 1)))
-
-
-def ref_pmi(cov, p):
-    return -np.linalg.inv(cov)[:p, p:]
-
-
-def ref_jsd(p, q):
-    m = (p + q) / 2
-    return 0.5 * (torch.xlogy(p, p) - torch.xlogy(p, m)).sum(-1) + 0.5 * (torch.xlogy(q, q) - torch.xlogy(q, m)).sum(-1)
-
-
-def ref_precision(scores, evidence, lengths, fixed_k=None):
-    out = []
-    for s, e, L in zip(scores, evidence, lengths):
-        k = fixed_k or int(e[:L].sum())
-        top = torch.argsort(s[:L], descending=True, stable=True)[:k]
-        out.append(float(e[top].sum()) / k)
-    return torch.tensor(out, dtype=scores.dtype)
-
-
-def ref_one_token(s, bias, a, epsilon):
-    base = torch.sigmoid((a * s).sum() + bias)
-    best, best_jsd = None, -1.0
-    for i in range(len(a)):
-        if abs(float(torch.sigmoid(s[i] + bias) - base)) <= epsilon:
-            jsd = float(js_divergence(torch.eye(len(a), dtype=a.dtype)[i], a))
-            if jsd > best_jsd:
-                best, best_jsd = i, jsd
-    return best
-
-
-def ref_offset(q, k, offset, alpha, dtype=torch.float64):
-    delta = (k[None] - q[:, None]).to(dtype)
-    return -alpha * ((delta - offset.to(dtype)) ** 2).sum(-1)
-
-
-def ref_soft_max(x, alpha):
-    return (torch.softmax(alpha * x, -1) * x).sum(-1)
 
 
 def _to_torch(layer, order=(0, 1, 2), batch_first=True):
@@ -193,15 +135,15 @@ FUNCTION_CHECKS = {
     "token_accuracy": (check_token_accuracy, ref_accuracy, {
         "padding counted": (_token_accuracy_with_padding, "counts padding"),
         "EOS ignored": (_token_accuracy_without_eos, "ignores EOS")}),
-    "additive_scores": (check_additive_scores, ref_additive, {
+    "additive_scores": (check_additive_scores, reference_additive, {
         "no tanh": (lambda q, k, W_q, W_k, b_k, v: ((q @ W_q.T)[:, None] + (k @ W_k.T + b_k)[None]) @ v,
                     "left out the tanh"),
-        "swapped matrices": (lambda q, k, W_q, W_k, b_k, v: ref_additive(q, k, W_k, W_q, b_k, v),
+        "swapped matrices": (lambda q, k, W_q, W_k, b_k, v: reference_additive(q, k, W_k, W_q, b_k, v),
                              "which matrix multiplies")}),
     "decoder_mask": (check_decoder_mask, ref_decoder_mask, {
         "inverted": (lambda l, T: ~ref_decoder_mask(l, T), "inverted"),
         "causal only": (lambda l, T: causal_mask(T).expand(len(l), T, T), "attend to padding")}),
-    "masked_softmax": (check_masked_softmax, ref_masked_softmax, {
+    "masked_softmax": (check_masked_softmax, reference_masked_softmax, {
         "-inf fill": (lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1), "row 2.* is NaN"),
         "uniform empty row": (lambda s, m: torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1),
                               "uniform weights")}),
@@ -211,28 +153,29 @@ FUNCTION_CHECKS = {
     "positions": (check_positions, lambda n, d: ref_positions(n, d), {
         "sin and cos swapped": (lambda n, d: ref_positions(n, d, sin_first=False), "swapped"),
         "transposed": (lambda n, d: ref_positions(n, d).T, "transposed")}),
-    "canonical_correlations": (check_canonical_correlations, ref_cca, {
-        "squared": (lambda X, Y: ref_cca(X, Y) ** 2, "squared correlations"),
-        "ascending": (lambda X, Y: ref_cca(X, Y)[::-1].copy(), "ascending order")}),
-    "principal_angles": (check_principal_angles, ref_angles, {
-        "radians": (lambda A, B: np.radians(ref_angles(A, B)), "radians"),
-        "largest first": (lambda A, B: ref_angles(A, B)[::-1].copy(), "smallest angle first")}),
-    "pmi_cross_matrix": (check_pmi_cross_matrix, ref_pmi, {
-        "wrong sign": (lambda cov, p: -ref_pmi(cov, p), "wrong sign"),
-        "half": (lambda cov, p: ref_pmi(cov, p) / 2, "factor of 2")}),
-    "js_divergence": (check_js_divergence, ref_jsd, {
-        "bits": (lambda p, q: ref_jsd(p, q) / math.log(2), "bits"),
+    "canonical_correlations": (check_canonical_correlations, reference_cca, {
+        "squared": (lambda X, Y: reference_cca(X, Y) ** 2, "squared correlations"),
+        "ascending": (lambda X, Y: reference_cca(X, Y)[::-1].copy(), "ascending order")}),
+    "principal_angles": (check_principal_angles, reference_angles, {
+        "radians": (lambda A, B: np.radians(reference_angles(A, B)), "radians"),
+        "largest first": (lambda A, B: reference_angles(A, B)[::-1].copy(), "smallest angle first")}),
+    "pmi_cross_matrix": (check_pmi_cross_matrix, reference_pmi, {
+        "wrong sign": (lambda cov, p: -reference_pmi(cov, p), "wrong sign"),
+        "half": (lambda cov, p: reference_pmi(cov, p) / 2, "factor of 2")}),
+    "js_divergence": (check_js_divergence, reference_jsd, {
+        "bits": (lambda p, q: reference_jsd(p, q) / math.log(2), "bits"),
         "KL": (lambda p, q: (torch.xlogy(p, p) - torch.xlogy(p, q)).sum(-1), "KL")}),
-    "precision_at_k": (check_precision_at_k, ref_precision, {
-        "k hard-coded to 2": (lambda s, e, l: ref_precision(s, e, l, fixed_k=2), "same k = 2 for every review"),
-        "padding ranked": (lambda s, e, l: ref_precision(s, e, torch.full_like(l, s.shape[1])), "padding")}),
-    "one_token_adversary": (check_one_token_adversary, ref_one_token, {
-        "truncated float": (lambda s, b, a, eps: ref_one_token(s, b, a, eps) + 0.9, "not a whole number"),
+    "precision_at_k": (check_precision_at_k, reference_precision, {
+        "k hard-coded to 2": (lambda s, e, l: reference_precision(s, e, l, fixed_k=2), "same k = 2 for every review"),
+        "padding ranked": (lambda s, e, l: reference_precision(s, e, torch.full_like(l, s.shape[1])), "padding")}),
+    "one_token_adversary": (check_one_token_adversary, reference_one_token, {
+        "truncated float": (lambda s, b, a, eps: reference_one_token(s, b, a, eps) + 0.9, "not a whole number"),
         "most attended token": (lambda s, b, a, eps: int(a.argmax()), "another feasible token is farther")}),
-    "offset_scores": (check_offset_scores, ref_offset, {
-        "mirrored": (lambda q, k, o, a: ref_offset(q, k, -o, a), r"query - offset instead of query \+ offset"),
-        "alpha ignored": (lambda q, k, o, a: ref_offset(q, k, o, 0.7), "do not change with alpha")}),
-    "attention_max": (check_attention_max, ref_soft_max, {
+    "offset_scores": (check_offset_scores, reference_offset_scores, {
+        "mirrored": (lambda q, k, o, a: reference_offset_scores(q, k, -o, a),
+                     r"query - offset instead of query \+ offset"),
+        "alpha ignored": (lambda q, k, o, a: reference_offset_scores(q, k, o, 0.7), "do not change with alpha")}),
+    "attention_max": (check_attention_max, reference_soft_max, {
         "hard max": (lambda x, a: x.amax(-1), "hard max"),
         "mean": (lambda x, a: x.mean(-1), "that is the mean")}),
     "seasonal_naive": (check_seasonal_naive, seasonal_naive, {
@@ -262,7 +205,7 @@ def test_checker_rejects_named_wrong_answers(name, wrong, form):
 
 @pytest.mark.parametrize("check, answer", [
     (check_positions, lambda n, d: ref_positions(n, d, torch.float32)),
-    (check_offset_scores, lambda q, k, o, a: ref_offset(q, k, o, a, torch.float32)),
+    (check_offset_scores, lambda q, k, o, a: reference_offset_scores(q, k, o, a, torch.float32)),
 ], ids=["positions", "offset_scores"])
 def test_checker_accepts_answers_computed_in_float32_from_integer_inputs(check, answer, capsys):
     check(answer)
@@ -416,7 +359,7 @@ def test_one_token_adversary_does_not_truncate(answer, diagnosis):
 def test_precision_at_k_fixture_rows_need_different_k():
     # the wrong answer "k = 2 for every review" passed while every fixture row had two evidence tokens
     with pytest.raises(CheckFailed):
-        check_precision_at_k(lambda s, e, l: ref_precision(s, e, l, fixed_k=2))
+        check_precision_at_k(lambda s, e, l: reference_precision(s, e, l, fixed_k=2))
 
 
 def test_answers_that_are_not_numbers_are_named(capsys):

@@ -44,12 +44,12 @@ def test_decoder_mask_rejects_wrong(wrong, message):
         check_decoder_mask(wrong)
 
 
-def _reference_softmax(scores, mask):
+def reference_masked_softmax(scores, mask):
     return torch.softmax(scores.masked_fill(~mask, torch.finfo(scores.dtype).min), -1).masked_fill(~mask, 0.0)
 
 
 def test_masked_softmax_accepts_reference(capsys):
-    check_masked_softmax(_reference_softmax)
+    check_masked_softmax(reference_masked_softmax)
     assert "Correct" in capsys.readouterr().out
 
 
@@ -57,9 +57,9 @@ def test_masked_softmax_accepts_reference(capsys):
     (lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1), "row 2.* is NaN"),
     (lambda s, m: torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1), "uniform weights"),
     (lambda s, m: torch.softmax(s, -1), "exactly 0"),
-    (lambda s, m: _reference_softmax(2 * s, m), "rows sum to 1 but the weights are wrong"),
+    (lambda s, m: reference_masked_softmax(2 * s, m), "rows sum to 1 but the weights are wrong"),
     (lambda s, m: torch.exp(s).masked_fill(~m, 0.0), "must sum to 1"),
-    (lambda s, m: _reference_softmax(s, m)[:, :3], "shape"),
+    (lambda s, m: reference_masked_softmax(s, m)[:, :3], "shape"),
 ])
 def test_masked_softmax_rejects_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):
