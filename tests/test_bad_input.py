@@ -279,7 +279,7 @@ def test_float64_input_to_a_float32_module_names_both_dtypes(name):
 
 def test_date_batch_of_size_zero_names_the_batch_size():
     with pytest.raises(ValueError, match="batch_size must be a positive int, got 0"):
-        date_batch(np.random.default_rng(0), 0)
+        date_batch(np.random.default_rng(0), 0, split="train")
 
 
 @pytest.mark.parametrize("decode, vocab", [(decode_target, TARGET_VOCAB), (decode_digits, DIGIT_VOCAB)])

@@ -42,8 +42,8 @@ def test_unknown_format():
 
 
 def test_random_dates_cover_everything_and_are_consistent():
-    pairs = random_dates(np.random.default_rng(0), 4000)
-    assert pairs == random_dates(np.random.default_rng(0), 4000)
+    pairs = random_dates(np.random.default_rng(0), 4000, split="train")
+    assert pairs == random_dates(np.random.default_rng(0), 4000, split="train")
     years = set()
     for text, iso in pairs:
         day = dt.date.fromisoformat(iso)
@@ -62,7 +62,7 @@ def test_random_dates_cover_everything_and_are_consistent():
 
 
 def test_weekday_is_right():
-    for text, iso in random_dates(np.random.default_rng(1), 500):
+    for text, iso in random_dates(np.random.default_rng(1), 500, split="train"):
         if "," in text and text.split(",")[0].isalpha():
             name = text.split(",")[0].lower()
             assert dt.date.fromisoformat(iso).strftime("%A").lower().startswith(name)
@@ -91,7 +91,55 @@ def test_encode_rejects_bad_input(texts, message):
 
 
 def test_date_batch_targets():
-    b = date_batch(np.random.default_rng(2), 16)
+    b = date_batch(np.random.default_rng(2), 16, split="train")
     assert b.target.shape == (16, 11) and (b.target[:, -1] == EOS).all()
     for row in b.target:
         assert re.match(r"^\d{4}-\d\d-\d\d$", decode_target(row))
+
+
+def test_days_are_split_by_value():
+    from attention_course.tasks.dates import TEST_DAYS, TRAIN_DAYS
+    assert not set(TRAIN_DAYS) & set(TEST_DAYS)
+    assert len(TRAIN_DAYS) + len(TEST_DAYS) == dt.date(2030, 12, 31).toordinal() - dt.date(1970, 1, 1).toordinal() + 1
+    assert 0.09 < len(TEST_DAYS) / (len(TRAIN_DAYS) + len(TEST_DAYS)) < 0.11
+    test_isos = {dt.date.fromordinal(int(d)).isoformat() for d in TEST_DAYS}
+    assert all(iso not in test_isos for _, iso in random_dates(np.random.default_rng(5), 3000, split="train"))
+    assert all(iso in test_isos for _, iso in random_dates(np.random.default_rng(5), 3000, split="test"))
+
+
+def test_unknown_split_is_named():
+    with pytest.raises(ValueError, match="split must be one of"):
+        random_dates(np.random.default_rng(0), 3, split="validation")
+    with pytest.raises(ValueError, match="split must be one of"):
+        date_batch(np.random.default_rng(0), 3, split="all")
+
+
+def test_no_test_date_or_string_occurs_in_the_default_training_stream(monkeypatch):
+    """Record every batch the default date translator trains on (the training loop is replaced by
+    a recorder that draws the same batches) and compare with the held-out test set."""
+    import attention_course.experiments.dates as experiment
+    from attention_course.tasks.dates import SOURCE_VOCAB
+
+    seen_src, seen_target = set(), set()
+
+    def record(model, next_batch, steps, **kwargs):
+        for _ in range(steps):
+            b = next_batch()
+            for row, length in zip(b.src.tolist(), b.lengths.tolist()):
+                seen_src.add("".join(SOURCE_VOCAB[i] for i in row[:length]))
+            seen_target.update(decode_target(row) for row in b.target.tolist())
+        return []
+
+    monkeypatch.setattr(experiment, "train_seq2seq", record)
+    experiment.train_date_translator()
+    experiment.train_date_transformer()
+    assert len(seen_target) > 10_000            # 38,400 + 76,800 draws from about 20,000 training days
+    test = experiment.date_test_batch(5000)
+    test_src = {"".join(SOURCE_VOCAB[i] for i in row[:length])
+                for row, length in zip(test.src.tolist(), test.lengths.tolist())}
+    test_target = {decode_target(row) for row in test.target.tolist()}
+    assert not test_src & seen_src
+    assert not test_target & seen_target
+    # The check can fail: the same number of dates drawn from the training days does overlap.
+    control = date_batch(np.random.default_rng(experiment.HELD_OUT_SEED), 5000, split="train")
+    assert {decode_target(row) for row in control.target.tolist()} & seen_target

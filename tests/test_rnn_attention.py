@@ -110,5 +110,5 @@ def test_linear_probe():
 def test_date_batch_feeds_the_model():
     torch.manual_seed(0)
     model = AttentionSeq2Seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), 8, 16)
-    b = date_batch(np.random.default_rng(0), 3)
+    b = date_batch(np.random.default_rng(0), 3, split="train")
     assert model(b.src, b.lengths, b.decoder_input()).shape == (3, 11, len(TARGET_VOCAB))

@@ -45,7 +45,7 @@ def test_positional_encoding_errors():
 
 def test_shapes_and_attention_maps():
     model = _model(num_heads=2, num_layers=3)
-    batch = date_batch(np.random.default_rng(0), 5)
+    batch = date_batch(np.random.default_rng(0), 5, split="train")
     tgt_in = batch.decoder_input()
     S, T = batch.src.shape[1], tgt_in.shape[1]
     assert model(batch.src, batch.lengths, tgt_in).shape == (5, T, len(TARGET_VOCAB))
@@ -62,7 +62,7 @@ def test_shapes_and_attention_maps():
 
 def test_decoder_cannot_see_the_future_nor_padding():
     model = _model()
-    batch = date_batch(np.random.default_rng(1), 4)
+    batch = date_batch(np.random.default_rng(1), 4, split="train")
     tgt_in = batch.decoder_input()
     logits = model(batch.src, batch.lengths, tgt_in)
     changed = tgt_in.clone()
@@ -77,7 +77,7 @@ def test_decoder_cannot_see_the_future_nor_padding():
 
 def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output():
     model = _model(seed=3)
-    batch = date_batch(np.random.default_rng(2), 6)
+    batch = date_batch(np.random.default_rng(2), 6, split="train")
     ids = model.greedy_decode(batch.src, batch.lengths, TARGET_LEN + 1)
     assert ids.shape == (6, TARGET_LEN + 1)
     tgt_in = torch.cat([torch.full((6, 1), BOS), ids[:, :-1]], dim=1)
@@ -91,7 +91,7 @@ def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output():
 
 def test_decoding_in_chunks_gives_the_same_ids():
     model = _model(seed=4)
-    batch = date_batch(np.random.default_rng(3), 7)
+    batch = date_batch(np.random.default_rng(3), 7, split="train")
     whole = model.greedy_decode(batch.src, batch.lengths, TARGET_LEN + 1)
     assert torch.equal(model.greedy_decode(batch.src, batch.lengths, TARGET_LEN + 1, chunk=3), whole)
 

@@ -31,9 +31,9 @@ from ..train.seq2seq import accuracy, train_seq2seq
 from ..validate import check_steps
 
 __all__ = ["train_on_dates", "train_date_translator", "train_date_transformer", "translate", "date_exact_match",
-           "HELD_OUT_SEED", "COMPARISON_BUDGET"]
+           "date_test_batch", "HELD_OUT_SEED", "COMPARISON_BUDGET"]
 
-HELD_OUT_SEED = 2024        # test dates come from this seed; training batches from ``seed``
+HELD_OUT_SEED = 2024        # test batches are drawn from the test days with this seed; training from ``seed``
 # The small, equal budget under which the chapter (accuracy) and ``make bench`` (time) compare
 # score functions and encoders.
 COMPARISON_BUDGET = {"steps": 200, "hidden_dim": 64}
@@ -52,8 +52,8 @@ def train_on_dates(build: Callable[[], nn.Module], steps: int, batch_size: int, 
     torch.manual_seed(seed)
     model = build().to("cpu" if device is None else device)
     rng = np.random.default_rng(seed)
-    history = train_seq2seq(model, lambda: date_batch(rng, batch_size), steps, lr=lr, clip=1.0, decay=True,
-                            callback=callback and (lambda step: callback(step, model)), every=every)
+    history = train_seq2seq(model, lambda: date_batch(rng, batch_size, split="train"), steps, lr=lr, clip=1.0,
+                            decay=True, callback=callback and (lambda step: callback(step, model)), every=every)
     return model, history
 
 
@@ -91,9 +91,15 @@ def translate(model: AttentionSeq2Seq, texts: list[str]) -> list[str]:
     return [decode_target(row) for row in ids]
 
 
+def date_test_batch(n: int = 5000):
+    """The held-out test set: ``n`` dates drawn with ``HELD_OUT_SEED`` from the test days, which no
+    training batch ever contains (:mod:`attention_course.tasks.dates` splits the days by value)."""
+    return date_batch(np.random.default_rng(HELD_OUT_SEED), n, split="test")
+
+
 def date_exact_match(model: AttentionSeq2Seq, n: int = 5000) -> float:
-    """Fraction of ``n`` held-out generated dates translated exactly right."""
-    test = date_batch(np.random.default_rng(HELD_OUT_SEED), n).to(next(model.parameters()).device)
+    """Fraction of ``n`` held-out dates (test days only, never seen in training) translated exactly right."""
+    test = date_test_batch(n).to(next(model.parameters()).device)
     ids = model.greedy_decode(test.src, test.lengths, TARGET_LEN + 1)
     _, exact = accuracy(ids, test.target)
     return exact.mean().item()

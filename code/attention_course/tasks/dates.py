@@ -10,8 +10,15 @@ Formats, each drawn with equal probability:
                   "1995/08/03" (YYYY/MM/DD)
 
 Years run from 1970 to 2030, so a two-digit year is never ambiguous (70..99 -> 19xx,
-00..30 -> 20xx). Characters are the tokens: ``SOURCE_VOCAB`` for the text, ``TARGET_VOCAB``
-for the ISO date, both starting with the ``<pad> <bos> <eos>`` ids of :mod:`attention_course.tokens`.
+00..30 -> 20xx).
+
+Dates are held out by value: a fixed tenth of the 22,280 calendar days (``TEST_DAYS``, drawn once
+with seed ``SPLIT_SEED``) is only ever generated for ``split="test"``, the rest (``TRAIN_DAYS``) only
+for ``split="train"``. Every day has a different text in every format, so no test string, in any
+format or case, can occur in a training batch.
+
+Characters are the tokens: ``SOURCE_VOCAB`` for the text, ``TARGET_VOCAB`` for the ISO date, both
+starting with the ``<pad> <bos> <eos>`` ids of :mod:`attention_course.tokens`.
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from ..tokens import EOS, PAD, Batch, decode_ids
 from ..validate import positive_int
 
 __all__ = ["SOURCE_VOCAB", "TARGET_VOCAB", "MAX_SOURCE_LEN", "TARGET_LEN", "random_dates", "format_date",
-           "encode_sources", "decode_target", "date_batch", "FORMATS"]
+           "encode_sources", "decode_target", "date_batch", "FORMATS", "SPLITS", "SPLIT_SEED", "TRAIN_DAYS",
+           "TEST_DAYS"]
 
 _SPECIALS = ["<pad>", "<bos>", "<eos>"]
 SOURCE_VOCAB = [*_SPECIALS, *string.digits, *string.ascii_lowercase, *string.ascii_uppercase, " ", ",", "/", "."]
@@ -42,6 +50,15 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _FIRST_DAY = dt.date(1970, 1, 1).toordinal()
 _LAST_DAY = dt.date(2030, 12, 31).toordinal()
+
+# The split by value: one fixed draw marks a tenth of the days as test days.
+SPLITS = ("train", "test")
+SPLIT_SEED = 20150901
+_ALL_DAYS = np.arange(_FIRST_DAY, _LAST_DAY + 1)
+_IS_TEST = np.random.default_rng(SPLIT_SEED).random(len(_ALL_DAYS)) < 0.1
+TRAIN_DAYS = _ALL_DAYS[~_IS_TEST]     # ordinals (datetime.date.toordinal) of the days training sees
+TEST_DAYS = _ALL_DAYS[_IS_TEST]       # ... and of the days only tests see
+_DAYS = {"train": TRAIN_DAYS, "test": TEST_DAYS}
 
 FORMATS = ("month_day_year", "day_month_year", "month_day_year_padded",
            "M/D/YY", "MM/DD/YYYY", "D.M.YYYY", "YYYY/MM/DD")
@@ -74,9 +91,17 @@ def format_date(day: dt.date, fmt: str, *, abbreviate: bool = False, weekday: bo
     return _CASES[case](text)
 
 
-def random_dates(rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
-    """``n`` (human text, ISO date) pairs with uniformly random days in 1970-2030."""
-    days = rng.integers(_FIRST_DAY, _LAST_DAY + 1, size=n)
+def _split_days(split: str) -> np.ndarray:
+    if split not in _DAYS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    return _DAYS[split]
+
+
+def random_dates(rng: np.random.Generator, n: int, *, split: str) -> list[tuple[str, str]]:
+    """``n`` (human text, ISO date) pairs with days drawn uniformly from the ``split``'s days
+    (``"train"`` or ``"test"``, disjoint by value; see the module docstring)."""
+    pool = _split_days(split)
+    days = pool[rng.integers(0, len(pool), size=positive_int("n", n))]
     fmts = rng.integers(0, len(FORMATS), size=n)
     flags = rng.integers(0, 2, size=(n, 2))
     cases = rng.integers(0, 3, size=n)
@@ -118,9 +143,9 @@ def decode_target(ids) -> str:
     return decode_ids(ids, TARGET_VOCAB)
 
 
-def date_batch(rng: np.random.Generator, batch_size: int) -> Batch:
-    """A training batch: ``src`` (B, S) text characters, ``target`` (B, 11) ISO date + ``EOS``."""
-    pairs = random_dates(rng, positive_int("batch_size", batch_size))
+def date_batch(rng: np.random.Generator, batch_size: int, *, split: str) -> Batch:
+    """A batch of the ``split``'s dates: ``src`` (B, S) text characters, ``target`` (B, 11) ISO date + ``EOS``."""
+    pairs = random_dates(rng, positive_int("batch_size", batch_size), split=split)
     src, lengths = encode_sources([text for text, _ in pairs])
     target = torch.tensor([[_TARGET_ID[ch] for ch in iso] + [EOS] for _, iso in pairs], device="cpu")
     return Batch(src, lengths, target)

@@ -16,11 +16,9 @@ attention against ``torch.nn.MultiheadAttention``.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
-from attention_course.experiments.dates import HELD_OUT_SEED, date_exact_match, train_date_transformer
+from attention_course.experiments.dates import date_exact_match, date_test_batch, train_date_transformer
 from attention_course.layers.multihead import MultiHeadAttention
-from attention_course.tasks.dates import date_batch
 from attention_course.train.seq2seq import accuracy
 
 from ._clock import median_backward_seconds, training_seconds_until
@@ -46,7 +44,7 @@ def seconds_to_target(every: int = 50, **kwargs) -> float:
     dates, checked every ``every`` steps, reaches TARGET (inf if it never does). Evaluation is not counted;
     training stops at the first check that passes. The greedy evaluation is skipped while the teacher-forced
     exact match, its upper bound, is still below TARGET (same answer, less waiting)."""
-    test = date_batch(np.random.default_rng(HELD_OUT_SEED), 5000)
+    test = date_test_batch(5000)
     return training_seconds_until(
         lambda **cb: train_date_transformer(**cb, **kwargs),
         lambda model: _teacher_forced_exact_match(model, test) >= TARGET and date_exact_match(model) >= TARGET,
