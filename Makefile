@@ -35,7 +35,7 @@ help:
 	@echo "make execute    re-run every chapters/*.ipynb in place (for authors)"
 	@echo "make bench      time the heavy steps; writes $(BUILD)/bench.json"
 	@echo "make student    write the student edition (solutions removed) into $(BUILD)/student"
-	@echo "make slides     export each chapter to offline reveal.js slides in $(BUILD)/slides"
+	@echo "make slides     build each chapter's slide deck (offline reveal.js, notes on s) in $(BUILD)/slides"
 	@echo "make coursemap  rewrite book/course_map.md from the chapters' metadata"
 	@echo "make clean      remove $(BUILD)/ (keeps $(VENV)/); make distclean also removes $(VENV)/"
 

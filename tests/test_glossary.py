@@ -1,7 +1,17 @@
 """The glossary (book/glossary.md) and the notation page (book/notation.md) against the chapters.
 
-Always checked: the glossary parses, every entry has an English and a Korean name and names the
-chapter(s) that teach it, and every ``{term}`` role in any chapter points at a glossary entry.
+Always checked: the glossary parses, every entry has an English and a Korean name and names where
+it is taught, and every ``{term}`` role in any chapter points at a glossary entry (a chapter never
+links a term the glossary lacks). An entry names its place in one of two forms:
+
+* "*Chapter N.*": the chapter links the entry with ``{term}`` (checked below);
+* "*Section N.M.*": the section of that chapter, which must exist with that number, for an entry
+  that the chapter does not link yet. When the chapter links it, write "*Chapter N.*" instead.
+
+The notation page (book/notation.md) lists each symbol once per meaning, checked as: in each
+scope a symbol is defined in at most one table row. The tables of the course-wide sections form one
+scope; the canonical correlation table and each chapter's rows of "Symbols that belong to one
+chapter" form the scope of that chapter, where a letter may take a meaning of its own.
 
 Checked per chapter, for the chapters listed below (grow the lists as chapters are linked):
 
@@ -40,6 +50,7 @@ NOTATION_CHECKED_CHAPTERS: list[str] = ["01_seq2seq_bottleneck", "02_attention",
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 TERM_ROLE = re.compile(r"\{term\}`([^`]+)`")
 CHAPTER_REF = re.compile(r"Chapters? ([0-9][0-9 ,and]*)")
+SECTION_REF = re.compile(r"Sections? ([0-9]+\.[0-9]+(?:(?:, | and |-)[0-9]+\.[0-9]+)*)")
 
 # Formatting, operators and functions: never a symbol that needs a row on the notation page.
 COMMON_MACROS = {
@@ -104,7 +115,8 @@ def glossary_entries(text: str) -> list[dict]:
 def _entry(names: list[str], definition: list[str]) -> dict:
     text = " ".join(definition)
     chapters = sorted({int(n) for m in CHAPTER_REF.finditer(text) for n in re.findall(r"\d+", m.group(1))})
-    return {"names": list(names), "definition": text, "chapters": chapters}
+    sections = sorted({s for m in SECTION_REF.finditer(text) for s in re.findall(r"\d+\.\d+", m.group(1))})
+    return {"names": list(names), "definition": text, "chapters": chapters, "sections": sections}
 
 
 def chapter_markdown(path: Path) -> str:
@@ -205,9 +217,36 @@ def test_glossary_is_substantial_and_unique():
 def test_entry_has_english_korean_definition_and_chapter(entry):
     english, *korean = entry["names"]
     assert not HANGUL.search(english), f"the first name must be English, got {english!r}"
-    assert korean and all(HANGUL.search(k) for k in korean), f"{english}: no Korean name"
+    assert any(HANGUL.search(k) for k in korean), f"{english}: no Korean name"      # English spellings may follow
     assert len(entry["definition"].split()) >= 10, f"{english}: definition too short"
-    assert entry["chapters"] and all(1 <= c <= 7 for c in entry["chapters"]), f"{english}: no chapter named"
+    taught = entry["chapters"] + [int(s.split(".")[0]) for s in entry["sections"]]
+    assert taught and all(1 <= c <= 7 for c in taught), f"{english}: no chapter or section named"
+
+
+def chapter_sections() -> set[str]:
+    """The numbers ("6.3") of every numbered section heading of every chapter."""
+    found = set()
+    for path in CHAPTER_FILES:
+        found |= set(re.findall(r"^##\s+(\d+\.\d+)\s", chapter_markdown(path), re.M))
+    return found
+
+
+def test_sections_named_by_the_glossary_exist():
+    existing = chapter_sections()
+    for entry in ENTRIES:
+        missing = [s for s in entry["sections"] if s not in existing]
+        assert not missing, f"{entry['names'][0]}: no chapter has a section {missing}"
+
+
+def test_issue_terms_and_alternates_present():
+    """The terms chapters 5-7 rely on, with the Korean names and the alternates in common use."""
+    names = {n for e in ENTRIES for n in e["names"]}
+    for name in ("similarity", "유사도", "Kendall's tau", "Jensen–Shannon divergence", "total variation distance",
+                 "leave-one-out", "permutation invariance", "permutation equivariance", "inducing points",
+                 "seasonal naive", "forecast horizon", "어텐션 스코어", "컨텍스트 벡터", "주각"):
+        assert name in names, f"no glossary name {name!r}"
+    angles = next(e for e in ENTRIES if "principal angles" in e["names"])
+    assert "주각(principal angles)" in angles["definition"], "give the English beside 주각"
 
 
 def test_seed_terms_present():

@@ -1,79 +1,105 @@
-"""Slides: every chapter as a reveal.js deck that works offline (``make slides``).
+"""Slides: every chapter as a reveal.js deck a teacher can present, offline (``make slides``).
 
 ``python -m coursekit.slides`` writes ``_build/slides/<chapter>.slides.html`` for every
 ``chapters/*.ipynb``, next to a local copy of reveal.js and MathJax, so the decks open from the
-file system with no network:
+file system (or any static server) with no network:
 
     _build/slides/
         01_seq2seq_bottleneck.slides.html ...
         reveal.js/   dist/ and plugin/notes/, from the PyPI package sphinx-revealjs
         mathjax/     tex-svg-full.js, from the PyPI package django-static-mathjax (as the book)
 
-Which cells become slides
-    A chapter whose cells carry Jupyter's slide metadata (``"slideshow": {"slide_type": ...}``,
-    set from Jupyter's property inspector or by hand) gets exactly those cells: ``slide``,
-    ``subslide``, ``fragment``, ``-`` (continue the current slide) and ``notes`` (speaker notes,
-    key ``s``). Cells without the metadata are left out. A cell tagged ``remove-input`` shows its
-    output only (a figure without its plotting code). A chapter with no slide metadata at all gets
-    an outline deck: the title cell, each numbered section heading with its opening paragraph, and
-    each figure (output only) as a sub-slide.
+A slide is short: a claim, a formula or a figure, with at most ``WORD_LIMIT`` (40) words of text.
+The longer prose goes into the speaker notes (press ``s`` in the deck). Figures are embedded in
+the HTML (PNG data URIs), so a deck is one file plus the shared reveal.js and MathJax folders.
 
-The notebooks' MyST markup is turned into plain Markdown for the deck: glue roles show their
-stored values, citations show author and year, other roles show their text, and directives
-(admonitions, exercises, theorems) become a bold title followed by their body.
+Which cells become slides: Jupyter's slide metadata
+    A cell is on a slide when its metadata has Jupyter's standard
+    ``"slideshow": {"slide_type": T}`` (set from Jupyter's property inspector or by a script):
+
+    ``slide`` / ``subslide``   start a new slide (both are flat, left to right)
+    ``fragment``               add the cell to the current slide, revealed on the next key press
+    ``-``                      add the cell to the current slide
+    ``notes``                  add the cell's prose to the current slide's speaker notes
+    ``skip`` (or no metadata)  leave the cell out
+
+    The title slide is made from the chapter's ``# N. Title`` heading unless the first cell is
+    itself marked. A chapter with no slide metadata at all still gets a deck: the title slide and
+    every figure, each under its section heading, with the figure's caption as notes.
+
+What a slide shows: the cell, or the course's ``slide`` metadata
+    An optional second key, ``"slide"``, holds what the cell shows when its own text is too long
+    for a slide. All of its fields are optional:
+
+    .. code-block:: json
+
+        "metadata": {
+          "slideshow": {"slide_type": "slide"},
+          "slide": {"title": "Selection has no gradient",
+                    "text": "A hard choice is piecewise constant: its gradient is zero almost everywhere.",
+                    "notes": "Extra words for the teacher only.",
+                    "checks": [0, 2]}
+        }
+
+    ``title``   the slide's heading. Default: the cell's own first heading, else the heading of the
+                section the cell is in.
+    ``text``    the slide's text (MyST Markdown: math, ``{glue:text}`` roles and citations work).
+                When it is given, the cell's own prose (a Markdown cell's text without its
+                heading) becomes the speaker notes. Without it a Markdown cell shows its own prose,
+                which must then fit the word limit.
+    ``notes``   more speaker notes, added after the ones above.
+    ``checks``  for a code cell: which of its ``checked:`` lines to show (0-based, in the order the
+                cell prints them). Default: all.
+
+    A code cell shows its outputs, never its source: every PNG figure it displays and every claim
+    it checks (the ``checked: ...`` lines of ``attention_course.claims.expect``), each claim with a
+    tick and its measured values in small type. Its notes default to the figure's caption and the
+    prose of the Markdown cell before it.
+
+The word limit
+    Counted on what the slide shows, title included: words and numbers of the title, text and
+    claims. Formulas (``$...$``, ``$$...$$``) and the measured values printed after a claim do not
+    count. A slide over the limit stops the build with a message naming the chapter, the cell (its
+    id and index) and the word count.
+
+Moving the slide metadata to another version of the chapters
+    The metadata lives on cells, found by their cell id. ``python -m coursekit.slides --copy-from
+    DIR --chapters chapters`` copies ``slideshow`` and ``slide`` from ``DIR/*.ipynb`` onto the
+    chapters of the same name, cell by cell id, and names the ids it could not find. It touches
+    nothing but those two metadata keys.
+
+The MyST markup of the notebooks becomes plain Markdown (``myst_to_markdown``): glue roles show
+their stored values, citations show author and year, other roles show their text, and
+directives (admonitions, exercises) become a bold title followed by their body.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import html
 import re
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 from ._cli import report_written
 
-__all__ = ["slide_cells", "myst_to_markdown", "glue_values", "export_deck", "write_slides", "main",
-           "reveal_source", "mathjax_source"]
+__all__ = ["WORD_LIMIT", "SLIDE_TYPES", "Slide", "SlideError", "build_slides", "render_deck", "count_words",
+           "myst_to_markdown", "glue_values", "export_deck", "write_slides", "main", "reveal_source",
+           "mathjax_source", "copy_slide_metadata", "checked_claims", "markdown_html"]
 
+WORD_LIMIT = 40
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "notes", "skip"}
-REMOVE_INPUT = "remove-input"
+META = "slide"
+META_FIELDS = {"title", "text", "notes", "checks"}
+WIDTH, HEIGHT = 1280, 720
 
-# Extends nbconvert's reveal template: every script and style from the slides' own folder, none
-# from a CDN (the stock template loads jQuery, RequireJS, Mermaid, MathJax 2 and reveal.js from
-# the network).
-_TEMPLATE = r"""{%- extends 'reveal/index.html.j2' -%}
-{%- block html_head_js -%}{%- endblock html_head_js -%}
-{% block jupyter_widgets %}{% endblock jupyter_widgets %}
-{%- block html_head_js_mathjax -%}
-<script>
-window.MathJax = {
-  tex: {inlineMath: [['$', '$'], ['\\(', '\\)']], displayMath: [['$$', '$$'], ['\\[', '\\]']],
-        processEscapes: true, processEnvironments: true, tags: 'ams'},
-  svg: {fontCache: 'global'},
-  startup: {typeset: true}
-};
-</script>
-<script src="mathjax/tex-svg-full.js"></script>
-{%- endblock html_head_js_mathjax -%}
-{% block footer_js %}
-<script src="{{ resources.reveal.url_prefix }}/dist/reveal.js"></script>
-<script src="{{ resources.reveal.url_prefix }}/plugin/notes/notes.js"></script>
-<script>
-Reveal.initialize({
-  controls: true, progress: true, history: true, hash: true,
-  transition: "{{ resources.reveal.transition | default('slide', true) }}",
-  slideNumber: "{{ resources.reveal.number | default('', true) }}",
-  width: {{ resources.reveal.width | default('960', true) }},
-  height: {{ resources.reveal.height | default('700', true) }},
-  plugins: [RevealNotes]
-});
-</script>
-{% endblock footer_js %}
-"""
-_TEMPLATE_NAME = "course_reveal.html.j2"
+
+class SlideError(ValueError):
+    """A slide the builder refuses: too many words, unknown metadata, a check that does not exist."""
 
 
 # ------------------------------------------------------------------ local assets
@@ -178,76 +204,318 @@ def myst_to_markdown(text: str, glue: dict[str, str] | None = None, cites: dict[
     return text
 
 
-# ------------------------------------------------------------------ choosing the cells
+# ------------------------------------------------------------------ words and Markdown
 
-def _has_slide_metadata(nb) -> bool:
-    return any("slide_type" in c.metadata.get("slideshow", {}) for c in nb.cells)
+_DISPLAY_MATH = re.compile(r"\$\$.+?\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\s)[^$\n]+?(?<![\s\\])\$")
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.M)
 
 
-def _outline(nb) -> None:
-    """Give a chapter without slide metadata an outline deck (see the module docstring)."""
-    first = True
+def count_words(text: str) -> int:
+    """Words and numbers in Markdown text; formulas (``$...$``, ``$$...$$``) and markup do not count."""
+    text = _INLINE_MATH.sub(" ", _DISPLAY_MATH.sub(" ", text))
+    text = re.sub(r"<[^>]+>|`", " ", text)
+    return len(re.findall(r"[^\W_](?:[\w'’.,:%/-]*[^\W_])?", text))
+
+
+def _md_renderer():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _protect_math(text: str) -> tuple[str, list[str]]:
+    maths: list[str] = []
+
+    def keep(m):
+        maths.append(m.group(0))
+        return f"MATHSPAN{len(maths) - 1}END"
+
+    return _INLINE_MATH.sub(keep, _DISPLAY_MATH.sub(keep, text)), maths
+
+
+def _restore_math(rendered: str, maths: list[str]) -> str:
+    return re.sub(r"MATHSPAN(\d+)END", lambda m: html.escape(maths[int(m.group(1))], quote=False), rendered)
+
+
+def markdown_html(text: str, inline: bool = False) -> str:
+    """HTML for Markdown with TeX math left for MathJax (``$`` delimiters, underscores untouched)."""
+    protected, maths = _protect_math(text)
+    md = _md_renderer()
+    rendered = md.renderInline(protected) if inline else md.render(protected)
+    return _restore_math(rendered, maths)
+
+
+# ------------------------------------------------------------------ building the slides
+
+@dataclass
+class Slide:
+    """One slide: what it shows (HTML blocks), its speaker notes (Markdown) and where it came from."""
+
+    title: str
+    cells: list[str]                                   # "id (cell i)" of every cell on it
+    blocks: list[tuple[str, bool]] = field(default_factory=list)   # (html, is_fragment)
+    notes: list[str] = field(default_factory=list)
+    words: int = 0
+    images: int = 0
+
+    def add(self, block: str, fragment: bool = False) -> None:
+        self.blocks.append((block, fragment))
+
+
+_CHECKED = re.compile(r"^checked: (.*?)\s*$", re.M)
+_MEASURED = re.compile(r"^(.*\S)\s+\(([^()]*=[^()]*)\)$")
+
+
+def checked_claims(cell) -> list[tuple[str, str]]:
+    """``(claim, measured values)`` for every ``checked:`` line a code cell printed."""
+    claims = []
+    for out in cell.get("outputs", []):
+        text = out.get("text", "") if out.get("output_type") == "stream" else ""
+        for m in _CHECKED.finditer(text if isinstance(text, str) else "".join(text)):
+            line = m.group(1)
+            measured = _MEASURED.match(line)
+            claims.append((measured.group(1), measured.group(2)) if measured else (line, ""))
+    return claims
+
+
+def _images(cell) -> list[str]:
+    out = []
+    for o in cell.get("outputs", []):
+        png = o.get("data", {}).get("image/png") if o.get("output_type") in ("display_data", "execute_result") \
+            else None
+        if png and not o.get("metadata", {}).get("scrapbook"):
+            out.append(png if isinstance(png, str) else "".join(png))
+    return out
+
+
+def _split_heading(text: str) -> tuple[str | None, str]:
+    """The first heading of a Markdown text, and the prose of its section within the text.
+
+    With a heading, the prose runs from it to the next heading of the same or a higher level (the
+    sentences before it close the previous section); without one, it is the whole text.
+    """
+    first = _HEADING.search(text)
+    if first is None:
+        return None, text.strip()
+    level = len(text[first.start():].split(None, 1)[0])
+    end = len(text)
+    for m in _HEADING.finditer(text, first.end()):
+        if len(text[m.start():].split(None, 1)[0]) <= level:
+            end = m.start()
+            break
+    body = _HEADING.sub("", text[first.end():end]).strip()
+    return first.group(1).strip(), body
+
+
+def _meta(cell, where: str) -> dict:
+    meta = cell.metadata.get(META, {})
+    if not isinstance(meta, dict):
+        raise SlideError(f"{where}: metadata {META!r} must be a mapping, got {type(meta).__name__}")
+    unknown = set(meta) - META_FIELDS
+    if unknown:
+        raise SlideError(f"{where}: unknown field(s) {sorted(unknown)} in metadata {META!r}; "
+                         f"expected some of {sorted(META_FIELDS)}")
+    return meta
+
+
+def _slide_type(cell, where: str) -> str | None:
+    kind = cell.metadata.get("slideshow", {}).get("slide_type")
+    if kind is not None and kind not in SLIDE_TYPES:
+        raise SlideError(f"{where} has slide_type {kind!r}; expected one of {sorted(SLIDE_TYPES)}")
+    return kind
+
+
+def _fallback_types(nb) -> list[str]:
+    """No slide metadata at all: every figure (the title slide is added as always)."""
+    kinds = []
     for cell in nb.cells:
-        kind = "skip"
-        if cell.cell_type == "markdown" and first:
-            kind, first = "slide", False
-        elif cell.cell_type == "markdown" and re.search(r"^##\s+\d", cell.source, re.M):
-            start = re.search(r"^##\s+\d", cell.source, re.M).start()
-            blocks, kept = cell.source[start:].split("\n\n"), []
-            for block in blocks:                      # the heading, then about one paragraph
-                kept.append(block)
-                if len(kept) == 4 or sum(len(b) for b in kept[1:]) >= 250:
-                    break
-            cell.source = "\n\n".join(kept)
-            kind = "slide"
-        elif cell.cell_type == "code" and "figure" in cell.metadata.get("mystnb", {}):
-            kind = "subslide"
-            cell.metadata.setdefault("tags", []).append(REMOVE_INPUT)
-        cell.metadata["slideshow"] = {"slide_type": kind}
+        if cell.cell_type == "code" and _images(cell):
+            kinds.append("slide")
+        else:
+            kinds.append("skip")
+    return kinds
 
 
-def slide_cells(nb: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
-    """A copy of ``nb`` ready for nbconvert: slide types set on every cell, MyST flattened."""
-    nb = copy.deepcopy(nb)
+def build_slides(nb: nbformat.NotebookNode, name: str = "notebook", glue: dict[str, str] | None = None,
+                 cites: dict[str, str] | None = None, limit: int = WORD_LIMIT) -> list[Slide]:
+    """The slides of one chapter (see the module docstring); raises SlideError naming the cell."""
+    glue = glue_values(nb) if glue is None else glue
+
+    def flat(text: str) -> str:
+        return myst_to_markdown(text, glue, cites).strip()
+
+    places = [f"{name}: cell {c.get('id', '?')} (index {i})" for i, c in enumerate(nb.cells)]
+    kinds = [_slide_type(c, places[i]) for i, c in enumerate(nb.cells)]
+    if not any(k not in (None, "skip") for k in kinds):
+        kinds = _fallback_types(nb)
+    slides: list[Slide] = []
+    section, last_prose = name, ""
     for i, cell in enumerate(nb.cells):
-        kind = cell.metadata.get("slideshow", {}).get("slide_type")
-        if kind is not None and kind not in SLIDE_TYPES:
-            raise ValueError(f"{name}: cell {i} has slide_type {kind!r}; expected one of {sorted(SLIDE_TYPES)}")
-    if _has_slide_metadata(nb):
-        for cell in nb.cells:
-            cell.metadata.setdefault("slideshow", {}).setdefault("slide_type", "skip")
-    else:
-        _outline(nb)
-    return nb
+        where, kind = places[i], kinds[i] or "skip"
+        meta = _meta(cell, where)
+        heading, prose, last_heading, tail = None, "", None, ""
+        if cell.cell_type == "markdown":
+            text_md = flat(cell.source)
+            heading, prose = _split_heading(text_md)
+            heads = list(_HEADING.finditer(text_md))
+            last_heading = heads[-1].group(1).strip() if heads else None
+            tail = _split_heading(text_md[heads[-1].start():])[1] if heads else prose
+        auto_title = i == 0 and kind == "skip" and cell.cell_type == "markdown" and heading is not None
+        if auto_title:                                      # the chapter's title slide: heading only
+            kind, meta = "slide", {**meta, "text": meta.get("text", "")}
+        if kind == "skip":
+            section = last_heading or section
+            last_prose = tail or last_prose
+            continue
+        if kind == "notes":
+            if not slides:
+                raise SlideError(f"{where}: a 'notes' cell before any slide")
+            slides[-1].notes.append(prose or flat(cell.source))
+            continue
+        if kind in ("slide", "subslide") or not slides:
+            title = meta.get("title") or heading or section
+            slides.append(Slide(title=flat(title), cells=[]))
+            slides[-1].words += count_words(slides[-1].title)
+        slide = slides[-1]
+        slide.cells.append(where.split(": ", 1)[1])
+        fragment = kind == "fragment"
+        text = flat(meta["text"]) if "text" in meta else None
+        if cell.cell_type == "markdown":
+            shown = text if text is not None else prose
+            if shown:
+                slide.add(f'<div class="text">{markdown_html(shown)}</div>', fragment)
+                slide.words += count_words(shown)
+            if text is not None and prose:
+                slide.notes.append(prose)
+            section = last_heading or section
+            last_prose = tail or last_prose
+        else:
+            _code_slide(cell, slide, meta, text, fragment, last_prose, where, flat)
+        if meta.get("notes"):
+            slide.notes.append(flat(meta["notes"]))
+        if slide.words > limit:
+            raise SlideError(f"{where}: the slide {slide.title!r} has {slide.words} words, more than the "
+                             f"{limit} a slide may show; shorten it, or give the cell a short "
+                             f"metadata['{META}']['text'] (its prose then becomes the speaker notes)")
+    return slides
+
+
+def _code_slide(cell, slide: Slide, meta: dict, text: str | None, fragment: bool, last_prose: str,
+                where: str, flat) -> None:
+    images, claims = _images(cell), checked_claims(cell)
+    if "checks" in meta:
+        chosen = meta["checks"]
+        if not isinstance(chosen, list) or not all(isinstance(k, int) and 0 <= k < len(claims) for k in chosen):
+            raise SlideError(f"{where}: metadata['{META}']['checks'] = {chosen!r} must list indices of the "
+                             f"cell's {len(claims)} checked claim(s)")
+        claims = [claims[k] for k in chosen]
+    if not images and not claims and text is None:
+        raise SlideError(f"{where}: a code cell on a slide must show a figure, a checked claim or a "
+                         f"metadata['{META}']['text']; this one has none")
+    if text:
+        slide.add(f'<div class="text">{markdown_html(text)}</div>', fragment)
+        slide.words += count_words(text)
+    words = slide.words + sum(count_words(c) for c, _ in claims)
+    if images:
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt") or slide.title
+        size = "tall" if words <= 12 and not claims else "medium" if words <= 24 else "short"
+        figs = "".join(f'<img class="figure {size}" alt="{html.escape(alt)}" '
+                       f'src="data:image/png;base64,{png.strip()}">' for png in images)
+        slide.add(f'<div class="figures n{len(images)}">{figs}</div>', fragment)
+        slide.images += len(images)
+    if claims:
+        items = "".join(f'<li><span class="claim">{markdown_html(c, inline=True)}</span>'
+                        + (f' <span class="measured">({html.escape(m)})</span>' if m else "") + "</li>"
+                        for c, m in claims)
+        slide.add(f'<ul class="checks">{items}</ul>', fragment)
+        slide.words = words
+    caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
+    if caption:
+        slide.notes.append(flat(caption))
+    if last_prose and last_prose not in slide.notes:
+        slide.notes.append(last_prose)
+
+
+# ------------------------------------------------------------------ HTML
+
+_STYLE = """
+:root { --r-main-font-size: 30px; --r-heading-text-transform: none; --r-heading2-size: 1.45em; }
+.reveal .slides section { text-align: left; }
+.reveal .slides section.title-slide { text-align: center; }
+.reveal h1 { font-size: 1.9em; }
+.reveal h2 { margin-bottom: 0.4em; }
+.reveal .text p { margin: 0.3em 0; line-height: 1.3; }
+.reveal .text ul, .reveal .text ol { display: block; margin-left: 1.2em; }
+.reveal .figures { display: flex; justify-content: center; gap: 12px; margin: 0.3em 0; }
+.reveal .figures img.figure { margin: 0; max-width: 100%; object-fit: contain; background: white; }
+.reveal .figures.n2 img.figure { max-width: 49%; }
+.reveal .figures.n3 img.figure { max-width: 32%; }
+.reveal img.figure.tall { max-height: 540px; }
+.reveal img.figure.medium { max-height: 440px; }
+.reveal img.figure.short { max-height: 330px; }
+.reveal ul.checks { list-style: none; margin: 0.3em 0 0 0; font-size: 0.8em; }
+.reveal ul.checks li { margin: 0.2em 0; line-height: 1.25; }
+.reveal ul.checks li::before { content: "\\2713\\00a0"; color: #1a7f37; font-weight: bold; }
+.reveal .measured { font-family: monospace; font-size: 0.62em; color: #555; overflow-wrap: anywhere; }
+.reveal .chapter { color: #666; font-size: 0.7em; }
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="stylesheet" href="reveal.js/dist/reset.css">
+<link rel="stylesheet" href="reveal.js/dist/reveal.css">
+<link rel="stylesheet" href="reveal.js/dist/theme/white.css">
+<style>{style}</style>
+<script>
+window.MathJax = {{
+  tex: {{inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']],
+        processEscapes: true}},
+  svg: {{fontCache: 'global'}}
+}};
+</script>
+<script src="mathjax/tex-svg-full.js"></script>
+</head>
+<body>
+<div class="reveal"><div class="slides">
+{sections}
+</div></div>
+<script src="reveal.js/dist/reveal.js"></script>
+<script src="reveal.js/plugin/notes/notes.js"></script>
+<script>
+Reveal.initialize({{hash: true, controls: true, progress: true, slideNumber: "c/t", center: true,
+                   width: {width}, height: {height}, margin: 0.04, transition: "none",
+                   plugins: [RevealNotes]}});
+</script>
+</body>
+</html>
+"""
+
+
+def render_deck(slides: list[Slide], title: str) -> str:
+    """The HTML of a deck: one ``<section>`` per slide, notes in ``<aside class="notes">``."""
+    sections = []
+    for k, slide in enumerate(slides):
+        level = "h1" if k == 0 else "h2"
+        body = "".join(f'<div class="fragment">{b}</div>' if frag else b for b, frag in slide.blocks)
+        notes = "".join(markdown_html(n) for n in slide.notes if n)
+        aside = f'<aside class="notes">{notes}</aside>' if notes else ""
+        cls = ' class="title-slide"' if k == 0 else ""
+        sections.append(f'<section{cls} data-cells="{html.escape(", ".join(slide.cells))}">'
+                        f"<{level}>{markdown_html(slide.title, inline=True)}</{level}>{body}{aside}</section>")
+    return _PAGE.format(title=html.escape(title), style=_STYLE, sections="\n".join(sections),
+                        width=WIDTH, height=HEIGHT)
 
 
 def export_deck(nb: nbformat.NotebookNode, name: str, bib: Path | None = None) -> str:
-    """The HTML of one deck (assets referenced relative to the HTML file)."""
-    from jinja2 import DictLoader
-    from nbconvert.exporters import SlidesExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
-    from traitlets.config import Config
-
-    deck = slide_cells(nb, name)
-    glue, cites = glue_values(nb), _citations(bib)
-    for cell in deck.cells:
-        if cell.cell_type == "markdown" and cell.metadata["slideshow"]["slide_type"] != "skip":
-            cell.source = myst_to_markdown(cell.source, glue, cites)
-    # Skipped cells are dropped here rather than left to the template, so nothing of them ships.
-    deck.cells = [c for c in deck.cells if c.metadata["slideshow"]["slide_type"] != "skip"]
-    config = Config()
-    config.SlidesExporter.reveal_url_prefix = "reveal.js"
-    config.SlidesExporter.reveal_theme = "white"
-    config.SlidesExporter.reveal_scroll = True
-    exporter = SlidesExporter(config=config, extra_loaders=[DictLoader({_TEMPLATE_NAME: _TEMPLATE})],
-                              template_file=_TEMPLATE_NAME)
-    remove = TagRemovePreprocessor(remove_input_tags={REMOVE_INPUT}, enabled=True)
-    exporter.register_preprocessor(remove, enabled=True)
-    title = next((re.sub(r"^#\s+", "", c.source.splitlines()[0]) for c in deck.cells
-                  if c.cell_type == "markdown" and c.source.startswith("# ")), name)
-    deck.metadata["title"] = title
-    html, _ = exporter.from_notebook_node(deck, resources={"metadata": {"name": name}})
-    return html
+    """The HTML of one chapter's deck (assets referenced relative to the HTML file)."""
+    slides = build_slides(nb, name, glue_values(nb), _citations(bib))
+    title = re.sub(r"\$[^$]*\$", "", slides[0].title) if slides else name
+    return render_deck(slides, title)
 
 
 def write_slides(chapters: Path, out_dir: Path, bib: Path | None = None) -> list[Path]:
@@ -260,10 +528,47 @@ def write_slides(chapters: Path, out_dir: Path, bib: Path | None = None) -> list
     _copy_assets(out_dir)
     written = []
     for path in notebooks:
-        html = export_deck(nbformat.read(path, as_version=4), path.stem, bib)
+        html_text = export_deck(nbformat.read(path, as_version=4), path.stem, bib)
         target = out_dir / f"{path.stem}.slides.html"
-        target.write_text(html, encoding="utf-8")
+        target.write_text(html_text, encoding="utf-8")
         written.append(target)
+    return written
+
+
+def copy_slide_metadata(source: nbformat.NotebookNode, target: nbformat.NotebookNode) -> tuple[int, list[str]]:
+    """Copy the slide metadata (``slideshow`` and ``slide``) of ``source``'s cells onto the cells of
+    ``target`` with the same cell id, replacing what ``target`` had. Returns how many cells were
+    marked and the ids marked in ``source`` that ``target`` lacks (those slides are dropped)."""
+    marked = {c.get("id"): c.metadata for c in source.cells
+              if "slideshow" in c.metadata or META in c.metadata}
+    cells = {c.get("id"): c for c in target.cells}
+    for cell in target.cells:
+        cell.metadata.pop("slideshow", None)
+        cell.metadata.pop(META, None)
+    copied = 0
+    for cid, meta in marked.items():
+        if cid in cells:
+            for key in ("slideshow", META):
+                if key in meta:
+                    cells[cid].metadata[key] = copy.deepcopy(meta[key])
+            copied += 1
+    return copied, [cid for cid in marked if cid not in cells]
+
+
+def _copy_all(source_dir: Path, chapters: Path) -> list[Path]:
+    written = []
+    for src in sorted(Path(source_dir).glob("*.ipynb")):
+        dst = Path(chapters) / src.name
+        if not dst.is_file():
+            print(f"skipped {src.name}: no {dst}")
+            continue
+        target = nbformat.read(dst, as_version=nbformat.NO_CONVERT)
+        copied, missing = copy_slide_metadata(nbformat.read(src, as_version=nbformat.NO_CONVERT), target)
+        nbformat.write(target, dst)
+        print(f"{dst}: slide metadata on {copied} cells" + (f"; not found: {', '.join(missing)}" if missing else ""))
+        written.append(dst)
+    if not written:
+        raise ValueError(f"no notebooks in {source_dir} match {chapters}")
     return written
 
 
@@ -273,7 +578,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chapters", type=Path, default=Path("chapters"))
     parser.add_argument("--out", type=Path, default=Path("_build/slides"))
     parser.add_argument("--bib", type=Path, default=Path("book/references.bib"))
+    parser.add_argument("--copy-from", type=Path, metavar="DIR",
+                        help="instead of exporting: copy the slide metadata of DIR/*.ipynb onto the "
+                             "--chapters notebooks of the same name, cell by cell id")
     args = parser.parse_args(argv)
+    if args.copy_from is not None:
+        return report_written(lambda: _copy_all(args.copy_from, args.chapters))
     return report_written(lambda: write_slides(args.chapters, args.out, args.bib), (ValueError, RuntimeError))
 
 

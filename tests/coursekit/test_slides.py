@@ -1,70 +1,170 @@
-"""Slides (``make slides``): cells chosen by slide metadata, MyST flattened, decks that work offline.
-
-The browser part opens a deck from the file system in headless Chromium with every non-file
-request aborted; it is skipped without Chromium unless REQUIRE_BROWSER=1.
-"""
+"""Slides (``make slides``): short slides from the cells a chapter marks, notes, embedded figures,
+offline decks. The browser half (every slide of every deck opened and measured in Chromium) is
+tests/test_browser_slides.py."""
 
 from __future__ import annotations
 
-import os
+import base64
+import json
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
-from coursekit.slides import export_deck, glue_values, main, myst_to_markdown, slide_cells, write_slides
+from coursekit.slides import (
+    WORD_LIMIT,
+    SlideError,
+    build_slides,
+    checked_claims,
+    copy_slide_metadata,
+    count_words,
+    export_deck,
+    glue_values,
+    main,
+    myst_to_markdown,
+    write_slides,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER_FILES = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
-CHROMIUM = Path("/usr/bin/chromium")
+# A 1 x 1 PNG.
+PNG = base64.b64encode(bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d49444154789c6360000002000100"
+    "05fe02fea35b7a0000000049454e44ae426082")).decode()
 
 
-def _kinds(nb):
-    return [c.metadata["slideshow"]["slide_type"] for c in nb.cells]
-
-
-def _md(src, kind=None, tags=None):
+def _md(src, kind=None, **meta):
     cell = nbformat.v4.new_markdown_cell(src)
     if kind:
         cell.metadata["slideshow"] = {"slide_type": kind}
-    if tags:
-        cell.metadata["tags"] = tags
+    if meta:
+        cell.metadata["slide"] = meta
     return cell
 
 
-def _code(src, kind=None, figure=False, outputs=()):
-    cell = nbformat.v4.new_code_cell(src)
+def _code(kind=None, outputs=(), caption=None, **meta):
+    cell = nbformat.v4.new_code_cell("plot()")
     cell.outputs = list(outputs)
     if kind:
         cell.metadata["slideshow"] = {"slide_type": kind}
-    if figure:
-        cell.metadata["mystnb"] = {"figure": {"name": "fig-x", "caption": "c"}, "image": {"alt": "a"}}
+    if meta:
+        cell.metadata["slide"] = meta
+    if caption:
+        cell.metadata["mystnb"] = {"figure": {"name": "fig-x", "caption": caption}, "image": {"alt": "the alt"}}
     return cell
 
 
-def test_tagged_cells_only():
-    nb = nbformat.v4.new_notebook(cells=[_md("# 1. T", "slide"), _md("prose"), _code("x = 1", "fragment"),
-                                         _md("notes", "notes")])
-    assert _kinds(slide_cells(nb)) == ["slide", "skip", "fragment", "notes"]
-    assert "slideshow" not in nb.cells[1].metadata        # the input notebook is not modified
+def _figure():
+    return nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})
 
 
-def test_outline_when_nothing_is_tagged():
-    long_par = "word " * 80
-    nb = nbformat.v4.new_notebook(cells=[
-        _md("# 1. Title\n\nIntro."), _md("Plain prose."), _code("setup()"),
-        _md(f"Lead-in.\n\n## 1.1 Section\n\n{long_par}\n\nSecond paragraph."), _code("plot()", figure=True)])
-    deck = slide_cells(nb)
-    assert _kinds(deck) == ["slide", "skip", "skip", "slide", "subslide"]
-    assert deck.cells[3].source.startswith("## 1.1 Section") and "Second paragraph" not in deck.cells[3].source
-    assert "remove-input" in deck.cells[4].metadata["tags"]
+def _stdout(text):
+    return nbformat.v4.new_output("stream", name="stdout", text=text)
 
 
-def test_unknown_slide_type_is_named():
-    nb = nbformat.v4.new_notebook(cells=[_md("# 1. T", "slides")])
-    with pytest.raises(ValueError, match="cell 0 has slide_type 'slides'"):
-        slide_cells(nb, "demo.ipynb")
+def _nb(*cells):
+    return nbformat.v4.new_notebook(cells=list(cells))
 
+
+LONG = " ".join(f"word{i}" for i in range(60))
+
+
+# ------------------------------------------------------------------ choosing cells, text and notes
+
+def test_marked_cells_only_with_a_title_slide():
+    nb = _nb(_md("# 9. Demo\n\nIntro prose."), _md("## 9.1 Part\n\nShort claim.", "slide"), _md("UNMARKED"),
+             _md("A fragment.", "fragment"), _md("Teacher only.", "notes"), _md("Hidden.", "skip"))
+    slides = build_slides(nb, "demo")
+    assert [s.title for s in slides] == ["9. Demo", "9.1 Part"]
+    assert slides[0].notes == ["Intro prose."] and not slides[0].blocks     # title slide: heading only
+    html = "".join(b for b, _ in slides[1].blocks)
+    assert "Short claim." in html and "A fragment." in html and "UNMARKED" not in html
+    assert [frag for _, frag in slides[1].blocks] == [False, True]
+    assert slides[1].notes == ["Teacher only."]
+
+
+def test_metadata_text_shows_and_the_prose_becomes_notes():
+    nb = _nb(_md("# 9. Demo"), _md(f"## 9.1 Long section\n\n{LONG}", "slide", text="One short claim, $x^2$."))
+    slide = build_slides(nb, "demo")[1]
+    assert "One short claim" in slide.blocks[0][0] and "word59" not in slide.blocks[0][0]
+    assert slide.notes == [LONG]
+    assert slide.words == count_words("9.1 Long section") + count_words("One short claim, $x^2$.")
+
+
+def test_title_and_notes_metadata_and_section_headings():
+    nb = _nb(_md("# 9. Demo"), _md("Before.\n\n## 9.2 Section\n\nIts prose.\n\n## 9.3 Next\n\nLater."),
+             _code("slide", [_figure()], caption="A caption."),
+             _md("Plain.", "slide", title="Own title", notes="Extra notes."))
+    slides = build_slides(nb, "demo")
+    assert slides[1].title == "9.3 Next"                              # the section the figure is in
+    assert slides[1].notes == ["A caption.", "Later."]                 # caption, then the prose before it
+    assert slides[2].title == "Own title" and slides[2].notes == ["Extra notes."]
+
+
+def test_word_limit_names_chapter_and_cell():
+    nb = _nb(_md("# 9. Demo"), _md(f"## 9.1 Part\n\n{LONG}", "slide"))
+    cell_id = nb.cells[1].id
+    with pytest.raises(SlideError, match=rf"05_demo: cell {cell_id} \(index 1\): the slide '9.1 Part' has 62 words, "
+                                         rf"more than the {WORD_LIMIT}"):
+        build_slides(nb, "05_demo")
+    build_slides(nb, "05_demo", limit=100)                              # the limit is the only obstacle
+
+
+def test_fragments_and_continuations_count_towards_the_limit():
+    half = " ".join(["word"] * 25)
+    nb = _nb(_md("# 9. Demo"), _md(half, "slide"), _md(half, "fragment"))
+    with pytest.raises(SlideError, match="has 52 words"):
+        build_slides(nb, "demo")
+
+
+def test_word_count_ignores_formulas_and_markup():
+    assert count_words("The **query** $q_t$ meets $$\\sum_i w_i v_i$$ every `key`, 0.95 of them.") == 8
+    assert count_words("") == 0
+
+
+# ------------------------------------------------------------------ code cells: figures and checked claims
+
+def test_checked_claims_parsed_with_measured_values():
+    cell = _code(outputs=[_stdout("table\nchecked: long strings fail (accuracy < 0.35) (acc = 0.18)\n"
+                                  "checked: gradient search never beats the exact search\n")])
+    assert checked_claims(cell) == [("long strings fail (accuracy < 0.35)", "acc = 0.18"),
+                                    ("gradient search never beats the exact search", "")]
+
+
+def test_code_slide_embeds_images_and_shows_claims_not_code():
+    out = _stdout("noise\nchecked: the claim holds (x > 1) (x = 2)\nchecked: another one (y = 3)\n")
+    nb = _nb(_md("# 9. Demo"), _md("## 9.1 Part"), _code("slide", [_figure(), out], caption="Cap.", checks=[1]))
+    slide = build_slides(nb, "demo")[1]
+    html = "".join(b for b, _ in slide.blocks)
+    assert f'src="data:image/png;base64,{PNG}"' in html and 'alt="the alt"' in html and slide.images == 1
+    assert "another one" in html and "y = 3" in html and "the claim holds" not in html
+    assert "plot()" not in html and "noise" not in html
+    assert slide.words == count_words("9.1 Part another one")
+
+
+def test_bad_checks_and_empty_code_cells_are_named():
+    out = _stdout("checked: one (a = 1)\n")
+    with pytest.raises(SlideError, match=r"demo: cell .* \(index 1\): metadata\['slide'\]\['checks'\] = \[3\]"):
+        build_slides(_nb(_md("# 9. Demo"), _code("slide", [out], checks=[3])), "demo")
+    with pytest.raises(SlideError, match="must show a figure, a checked claim"):
+        build_slides(_nb(_md("# 9. Demo"), _code("slide", [_stdout("just text")])), "demo")
+
+
+def test_unknown_slide_type_and_metadata_field_are_named():
+    with pytest.raises(SlideError, match=r"cell .* \(index 0\) has slide_type 'slides'"):
+        build_slides(_nb(_md("# 9. T", "slides")), "demo")
+    with pytest.raises(SlideError, match=r"unknown field\(s\) \['txt'\]"):
+        build_slides(_nb(_md("# 9. T", "slide", txt="typo")), "demo")
+
+
+def test_unmarked_chapter_gets_title_and_figures():
+    nb = _nb(_md("# 9. Demo\n\nIntro."), _md("## 9.1 Part\n\nProse."), _code(outputs=[_figure()], caption="Cap."),
+             _code(outputs=[_stdout("checked: x (a = 1)\n")]))
+    slides = build_slides(nb, "demo")
+    assert [s.title for s in slides] == ["9. Demo", "9.1 Part"] and slides[1].images == 1
+
+
+# ------------------------------------------------------------------ MyST, glue, HTML
 
 def test_myst_is_flattened():
     text = ("(sec-x)=\n## 1.1 Title\n\nAccuracy {glue:}`acc`%, ratio {glue:text}`ratio`, "
@@ -85,19 +185,30 @@ def test_glue_values_read_from_outputs():
     out = nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": "'12.5%'"},
                                  metadata={"scrapbook": {"mime_prefix": "application/papermill.record/",
                                                          "name": "share"}})
-    nb = nbformat.v4.new_notebook(cells=[_code("glue('share', '12.5%')", outputs=[out])])
-    assert glue_values(nb) == {"share": "12.5%"}
+    assert glue_values(_nb(_code(outputs=[out]))) == {"share": "12.5%"}
 
 
-def test_deck_has_only_local_assets(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[_md("# 9. Demo\n\n$x^2$ and {glue:}`g`", "slide"),
-                                         _code("print(1)", "subslide"), _md("UNTAGGED-PROSE")])
+def test_deck_html_math_notes_and_local_assets_only():
+    nb = _nb(_md("# 9. Demo"), _md(f"## 9.1 Part\n\n{LONG} {{glue:}}`g`", "slide", text="Weights $w_{t,i}$ sum to 1."),
+             _code("slide", [_figure()]), _md("UNMARKED-PROSE"))
+    nb.cells.append(_code(outputs=[nbformat.v4.new_output(
+        "display_data", data={"application/papermill.record/text/plain": "'0.97'"},
+        metadata={"scrapbook": {"mime_prefix": "application/papermill.record/", "name": "g"}})]))
     html = export_deck(nb, "demo")
-    assert "UNTAGGED-PROSE" not in html
-    refs = re.findall(r'<(?:script|link|img)[^>]*(?:src|href)="([^"]+)"', html)
-    assert refs and all(not re.match(r"[a-z]+://|//", r) for r in refs), refs
-    assert {"mathjax/tex-svg-full.js", "reveal.js/dist/reveal.js", "reveal.js/dist/reveal.css"} <= set(refs)
+    assert "UNMARKED-PROSE" not in html and "{glue" not in html
+    assert html.count("<section") == 3
+    assert "$w_{t,i}$" in html                                    # math left intact for MathJax
+    notes = re.findall(r'<aside class="notes">(.*?)</aside>', html, re.S)
+    assert len(notes) == 2 and "word59 0.97" in notes[0]        # the bare title slide has none
+    refs = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
+    assert {"mathjax/tex-svg-full.js", "reveal.js/dist/reveal.js", "reveal.js/dist/reveal.css",
+            "reveal.js/plugin/notes/notes.js"} <= set(refs)
+    assert all(not re.match(r"[a-z]+://|//", r) for r in refs), refs
+    imgs = re.findall(r'<img[^>]*src="([^"]+)"', html)
+    assert imgs and all(src.startswith("data:image/png;base64,") for src in imgs)
 
+
+# ------------------------------------------------------------------ the chapters
 
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory):
@@ -107,53 +218,47 @@ def decks(tmp_path_factory):
 
 
 @pytest.mark.parametrize("path", CHAPTER_FILES, ids=lambda p: p.stem)
+def test_every_chapter_marks_its_slides(path):
+    """A real deck, not the fallback: the chapter marks its slides, with figures and checked claims,
+    every slide within the word limit (build_slides raises otherwise) and with notes."""
+    nb = nbformat.read(path, as_version=4)
+    marked = [c for c in nb.cells if c.metadata.get("slideshow", {}).get("slide_type", "skip") != "skip"]
+    assert len(marked) >= 8, f"{path.stem}: only {len(marked)} cells marked for slides"
+    slides = build_slides(nb, path.stem)
+    assert sum(s.images for s in slides) >= 2, f"{path.stem}: fewer than two figures on its slides"
+    assert any("ul class=\"checks\"" in b for s in slides for b, _ in s.blocks), f"{path.stem}: no checked claim"
+    assert all(s.notes for s in slides), [s.title for s in slides if not s.notes]
+
+
+@pytest.mark.parametrize("path", CHAPTER_FILES, ids=lambda p: p.stem)
 def test_every_chapter_has_a_deck_whose_assets_exist(path, decks):
     html = (decks / f"{path.stem}.slides.html").read_text(encoding="utf-8")
-    refs = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
-    for ref in refs:
+    for ref in re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html):
         assert not re.match(r"[a-z]+://|//", ref), f"{path.stem}: {ref} is not local"
         assert (decks / ref).is_file(), f"{path.stem}: {ref} is missing from the slides folder"
-    assert html.count("<section") > 2
     assert "{glue" not in html and "{cite}" not in html and "{term}" not in html
+
+
+def test_copy_slide_metadata_by_cell_id(tmp_path):
+    src = _nb(_md("# 9. Demo"), _md("A", "slide", text="short"), _md("B", "-"))
+    dst = _nb(_md("# 9. Demo"), _md("A, rewritten"), _md("New cell", "slide"))
+    dst.cells[0].id, dst.cells[1].id = src.cells[0].id, src.cells[1].id     # same cells, a new one at the end
+    copied, missing = copy_slide_metadata(src, dst)
+    assert copied == 1 and missing == [src.cells[2].id]
+    assert dst.cells[1].metadata["slide"] == {"text": "short"}
+    assert "slideshow" not in dst.cells[2].metadata and dst.cells[1].source == "A, rewritten"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    nbformat.write(src, tmp_path / "a" / "09_demo.ipynb")
+    nbformat.write(dst, tmp_path / "b" / "09_demo.ipynb")
+    assert main(["--copy-from", str(tmp_path / "a"), "--chapters", str(tmp_path / "b")]) == 0
+    copied_nb = json.loads((tmp_path / "b" / "09_demo.ipynb").read_text())
+    assert copied_nb["cells"][1]["metadata"]["slideshow"] == {"slide_type": "slide"}
 
 
 def test_main_reports_errors(tmp_path, capsys):
     assert main(["--chapters", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
     assert "no notebooks" in capsys.readouterr().err
-
-
-def test_deck_runs_offline_in_a_browser(decks):
-    if not CHROMIUM.exists():
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"Chromium not found at {CHROMIUM} and REQUIRE_BROWSER=1")
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
-    deck = decks / f"{CHAPTER_FILES[0].stem}.slides.html"
-    external, errors = [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM),
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page()
-
-            def route(r):
-                if r.request.url.startswith("file://"):
-                    return r.continue_()
-                external.append(r.request.url)
-                return r.abort()
-
-            page.route("**/*", route)
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(deck.as_uri())
-            page.wait_for_selector(".reveal.ready", timeout=30_000)
-            page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
-            page.evaluate("MathJax.startup.promise")
-            slides = page.evaluate("Reveal.getTotalSlides()")
-            typeset = page.evaluate("document.querySelectorAll('mjx-container').length")
-        finally:
-            browser.close()
-    assert not external, f"the deck tried to reach the network: {external}"
-    assert not errors, errors
-    assert slides > 2 and typeset > 0
+    nbformat.write(_nb(_md("# 9. Demo"), _md(LONG, "slide")), tmp_path / "09_demo.ipynb")
+    assert main(["--chapters", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    assert "09_demo: cell" in capsys.readouterr().err

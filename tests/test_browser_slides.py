@@ -1,0 +1,128 @@
+"""Every chapter's slide deck in headless Chromium, slide by slide, with the network cut off.
+
+The decks are built here, from the chapters as they are, into _build/slides/ (the folder
+``make slides`` writes), so the test never looks at stale decks. Each deck is served on
+127.0.0.1 and every request that would leave the machine is aborted. The test steps through
+every slide and fails on:
+
+* text that overflows: a slide whose content is taller or wider than the slide (the deck's
+  1280 x 720 viewport, which reveal.js scales to the window);
+* a missing image: an ``<img>`` that did not load (``naturalWidth`` 0);
+* a console error, an uncaught exception, a failed or an off-machine request;
+* raw TeX left on a slide (MathJax did not typeset it) or a slide without speaker notes.
+
+A screenshot of each slide lands in _build/slides/screenshots/<deck>/<n>.png (n from 1).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from browser_support import ROOT, Watch, chromium, require_browser, serve
+
+sync_playwright = require_browser()
+
+from coursekit.slides import HEIGHT, WIDTH, Slide, render_deck, write_slides  # noqa: E402
+
+OUT = ROOT / "_build" / "slides"
+SHOTS = OUT / "screenshots"
+CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+_MEASURE = """() => {
+  const slide = Reveal.getCurrentSlide();
+  const imgs = [...slide.querySelectorAll('img')];
+  const raw = [...slide.querySelectorAll('p, li, h1, h2, span')]
+      .filter(e => e.children.length === 0 && /\\$[^$]+\\$/.test(e.textContent)).map(e => e.textContent);
+  return {height: slide.scrollHeight, width: slide.scrollWidth,
+          broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.alt),
+          images: imgs.length, raw: raw,
+          notes: (slide.querySelector('aside.notes') || {textContent: ''}).textContent.trim().length,
+          title: (slide.querySelector('h1, h2') || {textContent: ''}).textContent};
+}"""
+
+
+@pytest.fixture(scope="module")
+def decks():
+    if SHOTS.exists():
+        shutil.rmtree(SHOTS)
+    write_slides(ROOT / "chapters", OUT, ROOT / "book" / "references.bib")
+    with serve(OUT) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium(sync_playwright) as b:
+        yield b
+
+
+def step_through(page, url: str, shots) -> tuple[int, list[str]]:
+    """Open a deck, visit every slide (all fragments shown), screenshot it; the slides and the problems."""
+    page.goto(url)
+    page.wait_for_selector(".reveal.ready")
+    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
+    page.evaluate("async () => { await MathJax.startup.promise; }")
+    page.evaluate("Reveal.layout()")
+    total = page.evaluate("Reveal.getTotalSlides()")
+    shots.mkdir(parents=True, exist_ok=True)
+    deck, problems = url.rsplit("/", 1)[-1], []
+    page.evaluate("Reveal.slide(0)")
+    for n in range(1, total + 1):
+        page.evaluate("() => { while (Reveal.availableFragments().next) Reveal.nextFragment(); }")
+        page.wait_for_timeout(50)
+        m = page.evaluate(_MEASURE)
+        page.screenshot(path=str(shots / f"{n}.png"))
+        where = f"{deck} slide {n} ({m['title'][:60]!r})"
+        if m["height"] > HEIGHT or m["width"] > WIDTH:
+            problems.append(f"{where}: content {m['width']} x {m['height']} overflows the "
+                            f"{WIDTH} x {HEIGHT} slide")
+        if m["broken"]:
+            problems.append(f"{where}: image(s) did not load: {m['broken']}")
+        if m["raw"]:
+            problems.append(f"{where}: raw TeX left: {m['raw']}")
+        if n > 1 and not m["notes"]:
+            problems.append(f"{where}: no speaker notes")
+        if n < total:
+            page.evaluate("Reveal.next()")
+            page.wait_for_function(f"Reveal.getIndices().h >= {n}")
+    return total, problems
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_every_slide_fits_loads_and_has_notes(chapter, decks, page):
+    watch = Watch(page, decks)
+    shots = SHOTS / chapter.stem
+    total, problems = step_through(page, decks + f"{chapter.stem}.slides.html", shots)
+    assert total >= 8, f"{chapter.stem}: only {total} slides; has the chapter lost its slide metadata?"
+    assert len(list(shots.glob("*.png"))) == total
+    problems += watch.problems()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_checks_catch_overflow_a_missing_image_and_missing_notes(decks, page, tmp_path):
+    """The detector itself: a deck with a slide too tall, a broken image and no notes is flagged."""
+    slides = [Slide(title="Title", cells=[]),
+              Slide(title="Too tall", cells=[], blocks=[("<p>line</p>" * 40, False)], notes=["n"]),
+              Slide(title="Broken", cells=[], blocks=[('<img alt="gone" src="missing.png">', False)],
+                    notes=["n"]),
+              Slide(title="Silent", cells=[], blocks=[("<p>short</p>", False)])]
+    (OUT / "_selftest.slides.html").write_text(render_deck(slides, "self test"), encoding="utf-8")
+    try:
+        total, problems = step_through(page, decks + "_selftest.slides.html", tmp_path)
+    finally:
+        (OUT / "_selftest.slides.html").unlink()
+    assert total == 4
+    text = "\n".join(problems)
+    assert "slide 2 ('Too tall')" in text and "overflows" in text, text
+    assert "slide 3 ('Broken'): image(s) did not load: ['gone']" in text, text
+    assert "slide 4 ('Silent'): no speaker notes" in text, text
