@@ -15,8 +15,10 @@ constraint says that ``sum_t a'_t s_t`` stays inside an interval [lo, hi]. The f
 the probability simplex cut by two parallel planes, a polytope whose corners have at most two
 non-zero weights; JSD(., a) is convex, so its maximum sits on a corner. Enumerating the corners
 solves the adversary's problem exactly (:func:`adversarial_attention`). Jain & Wallace, whose
-models were not always of this form, searched by gradient ascent
-(:func:`adversarial_attention_search`), which can only find less.
+models were not always of this form, searched by gradient descent on a penalised loss;
+:func:`jain_wallace_adversaries` follows the configuration of their released code, and
+:func:`adversarial_attention_search` is a simplified search of ours (one adversary, a smaller
+penalty, the best feasible iterate kept). Either can only find less than the exact corners.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..layers.attention import masked_softmax, padding_mask
 from ..validate import check_lengths, positive_int
 
 __all__ = ["js_divergence", "total_variation", "permutation_output_change", "adversarial_attention",
-           "adversarial_attention_search"]
+           "adversarial_attention_search", "jain_wallace_adversaries", "best_adversary"]
 
 
 def _check_distributions(p: torch.Tensor, q: torch.Tensor) -> None:
@@ -174,3 +176,74 @@ def adversarial_attention_search(token_logits: torch.Tensor, bias: float, weight
         loss.backward()
         opt.step()
     return best.detach(), best_jsd
+
+
+def jain_wallace_adversaries(token_logits: torch.Tensor, bias: float, weights: torch.Tensor, lengths: torch.Tensor,
+                             k: int = 5, steps: int = 500, lr: float = 0.01, noise: float = 3.0,
+                             penalty: float = 500.0, epsilon: float = 0.01, seed: int = 0
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``k`` adversarial attentions per row, searched as in Jain & Wallace's released code.
+
+    Their configuration (``AdversaryMulti`` in successar/AttentionExplanation): the adversaries'
+    logits start at log(uniform) plus N(0, noise^2) noise; Adam (amsgrad) with learning rate
+    ``lr`` runs ``steps`` steps on
+
+        sum_k [ -JSD(a'_k, a) + penalty * ReLU(|P(a'_k) - P(a)| - epsilon) ] - mean JSD(a'_j, a'_k),
+
+    the last term (summed over the rows, averaged over the k x k pairs) pushing the adversaries apart.
+    JSD is computed as H((p + q)/2) - (H(p) + H(q))/2 (H the entropy), the same quantity with fewer
+    operations, so that the pairwise term costs k(k-1)/2 mixtures instead of k^2 divergences.
+    Their decoder recomputes the output from the attention; ours is ``sigmoid(sum_t a'_t s_t + b)``,
+    the same computation for a linear output layer. Returns (the final adversaries (N, k, T),
+    their output changes |P(a'_k) - P(a)| (N, k)); pick among them with :func:`best_adversary`.
+    """
+    k, steps = positive_int("k", k), positive_int("steps", steps)
+    if not 0 < epsilon < 1:
+        raise ValueError(f"epsilon must lie in (0, 1), got {epsilon!r}")
+    s, a, real = _padding_cleared(token_logits.detach(), weights.detach(), lengths)
+    N, T = s.shape
+    mask = real[:, None, :].expand(N, k, T)                                          # (N, k, T)
+    base = torch.sigmoid((a * s).sum(-1) + bias)[:, None]                            # (N, 1)
+    gen = torch.Generator().manual_seed(seed)
+    start = torch.log(torch.where(real, 1.0 / lengths.to(a.device)[:, None].clamp(min=1), 1.0))
+    z = (start[:, None, :] + noise * torch.randn(N, k, T, generator=gen).to(a.device)).requires_grad_(True)
+    opt = torch.optim.Adam([z], lr=lr, amsgrad=True)
+    j, i = torch.triu_indices(k, k, 1, device=a.device)                            # the k(k-1)/2 pairs j < i
+    h_a = _entropy(a)[:, None]                                                       # (N, 1)
+    for _ in range(steps):
+        new = torch.softmax(z.masked_fill(~mask, float("-inf")), -1)                 # (N, k, T)
+        change = (torch.sigmoid((new * s[:, None, :]).sum(-1) + bias) - base).abs()  # (N, k)
+        h_new = _entropy(new)                                                        # (N, k)
+        jsd = _entropy((new + a[:, None, :]) / 2) - (h_new + h_a) / 2                # (N, k) JSD(a'_k, a)
+        # sum over all k x k pairs of JSD(a'_j, a'_i) = 2 sum_{j<i} H(m_ji) + sum_j H(a'_j) - k sum_j H(a'_j)
+        pairs = 2 * _entropy((new[:, j] + new[:, i]) / 2).sum(1) - (k - 1) * h_new.sum(1)   # (N,)
+        loss = (-jsd + penalty * torch.relu(change - epsilon)).sum() - pairs.sum() / k ** 2
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        new = torch.softmax(z.masked_fill(~mask, float("-inf")), -1)
+        change = (torch.sigmoid((new * s[:, None, :]).sum(-1) + bias) - base).abs()
+    return new.detach(), change
+
+
+def _entropy(p: torch.Tensor) -> torch.Tensor:
+    """Entropy over the last axis in nats, 0 log 0 = 0: (..., T) -> (...). The clamp keeps the gradient
+    finite at p = 0 (log 0 is -inf); it changes the value by less than 1e-10 per entry."""
+    return -(p * torch.log(p.clamp(min=1e-12))).sum(-1)
+
+
+def best_adversary(adversaries: torch.Tensor, changes: torch.Tensor, weights: torch.Tensor,
+                   tolerance: float = 0.01) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row, the adversary (N, k, T) farthest in JSD from ``weights`` (N, T) among those whose output
+    change (N, k) is at most ``tolerance``; the model's own attention (JSD 0) if none is. Returns
+    (weights (N, T), JSD (N,)). Jain & Wallace's plotting code keeps changes up to 0.05."""
+    if adversaries.dim() != 3 or adversaries.shape[::2] != weights.shape or changes.shape != adversaries.shape[:2]:
+        raise ValueError(f"adversaries (N, k, T) {tuple(adversaries.shape)}, changes (N, k) {tuple(changes.shape)} "
+                         f"and weights (N, T) {tuple(weights.shape)} do not match")
+    jsd = js_divergence(adversaries, weights[:, None, :].expand_as(adversaries)).masked_fill(changes > tolerance, -1.0)
+    best = jsd.argmax(1)
+    rows = torch.arange(len(weights), device=weights.device)
+    ok = jsd[rows, best] >= 0
+    return (torch.where(ok[:, None], adversaries[rows, best], weights),
+            torch.where(ok, jsd[rows, best], torch.zeros_like(jsd[rows, best])))

@@ -1,4 +1,9 @@
-"""Training and evaluating the attention classifier on the planted reviews (Chapter 6)."""
+"""Training and evaluating the attention classifier on the planted and the real reviews (Chapter 6).
+
+``data`` is a :class:`~attention_course.tasks.reviews.PlantedData` or a
+:class:`~attention_course.tasks.movie_reviews.ReviewSet`: anything with ``tokens``, ``lengths``,
+``labels``, ``subset`` and ``to``.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,15 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
-from ..tasks.reviews import PlantedData
 from ..train import fit
 from ..validate import check_steps
 
-__all__ = ["train_classifier", "predict_proba", "accuracy"]
+__all__ = ["train_classifier", "predict_proba", "accuracy", "importance_taus"]
 
 
-def train_classifier(model: AttentionClassifier, data: PlantedData, steps: int = 400, batch_size: int = 64,
+def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
                      lr: float = 1e-2, seed: int = 0, weights: torch.Tensor | None = None) -> list[float]:
     """Adam on binary cross-entropy over random mini-batches of ``data``; returns the loss per step.
 
@@ -32,7 +37,7 @@ def train_classifier(model: AttentionClassifier, data: PlantedData, steps: int =
     def batch_loss() -> torch.Tensor:
         index = torch.as_tensor(rng.choice(len(data), size=batch_size, replace=False))
         batch = data.subset(index).to(device)
-        imposed = None if weights is None else weights[index].to(device)
+        imposed = None if weights is None else weights[index, :batch.tokens.shape[1]].to(device)
         logits, _ = model(batch.tokens, batch.lengths, imposed)
         return loss_fn(logits, batch.labels)
 
@@ -40,7 +45,7 @@ def train_classifier(model: AttentionClassifier, data: PlantedData, steps: int =
 
 
 @torch.no_grad()
-def predict_proba(model: AttentionClassifier, data: PlantedData,
+def predict_proba(model: AttentionClassifier, data,
                   weights: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(P(positive) (N,), attention weights (N, T)) for every example of ``data``."""
     model.eval()
@@ -54,3 +59,16 @@ def accuracy(probs: torch.Tensor, labels: torch.Tensor) -> float:
     if probs.shape != labels.shape:
         raise ValueError(f"probs {tuple(probs.shape)} and labels {tuple(labels.shape)} differ in shape")
     return float(((probs >= 0.5).float() == labels).float().mean())
+
+
+def importance_taus(model: AttentionClassifier, data) -> dict[str, np.ndarray]:
+    """Jain & Wallace's rank correlations, review by review: (N,) Kendall tau-b of the attention with
+    the gradient (``"attention-gradient"``) and with leave-one-out (``"attention-loo"``), and of the
+    two with each other (``"gradient-loo"``, the reference); NaN where a ranking is undefined."""
+    _, attention = predict_proba(model, data)
+    data = data.to(next(model.parameters()).device)
+    gradient = gradient_importance(model, data.tokens, data.lengths)
+    loo = leave_one_out_importance(model, data.tokens, data.lengths)
+    return {"attention-gradient": kendall_tau(attention, gradient, data.lengths),
+            "attention-loo": kendall_tau(attention, loo, data.lengths),
+            "gradient-loo": kendall_tau(gradient, loo, data.lengths)}

@@ -7,7 +7,9 @@
     context     c = sum_t a_t h_t                     (N, H)
     logit       y = w^T c + b                         (N,)      P(positive) = sigmoid(y)
 
-Encoders: ``"bilstm"`` (a bidirectional LSTM: h_t sees the whole review) or ``"average"`` (h_t =
+Encoders: ``"bilstm"`` (a bidirectional LSTM: h_t sees the whole review; its two directions are
+two LSTMs, the second reading each review's real tokens right to left, which equals torch's packed
+bidirectional LSTM and trains several times faster on the CPU) or ``"average"`` (h_t =
 tanh(W e_t + b), a projection of token t alone: no context). Attention: ``"additive"`` (learned,
 as above) or ``"uniform"`` (a_t = 1/L on the L real tokens; Wiegreffe & Pinter's baseline).
 Any attention can be replaced at call time: ``forward(tokens, lengths, weights=a)`` uses the
@@ -22,14 +24,13 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..layers.attention import masked_softmax, padding_mask
 from ..layers.scores import AdditiveScore
 from ..validate import check_lengths, check_token_ids
 from .seq2seq import make_rnn
 
-__all__ = ["AttentionClassifier", "uniform_weights"]
+__all__ = ["AttentionClassifier", "uniform_weights", "reversal_index"]
 
 
 _ENCODERS = ("bilstm", "average")
@@ -42,6 +43,13 @@ def uniform_weights(lengths: torch.Tensor, T: int) -> torch.Tensor:
     """(N, T) weights 1/L on each row's L real tokens and 0 on its padding."""
     mask = padding_mask(lengths, T)[:, 0]                                  # (N, T)
     return mask.float() / mask.sum(1, keepdim=True).clamp(min=1)
+
+
+def reversal_index(lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """(N, T) positions L - 1 - t for the L real tokens of each row, t itself on padding."""
+    pos = torch.arange(T, device=lengths.device)[None, :]                      # (1, T)
+    rev = lengths[:, None] - 1 - pos                                           # (N, T)
+    return torch.where(rev >= 0, rev, pos)
 
 
 class AttentionClassifier(nn.Module):
@@ -59,7 +67,8 @@ class AttentionClassifier(nn.Module):
         self.encoder_kind, self.attention_kind = encoder, attention
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
         if encoder == "bilstm":
-            self.rnn = make_rnn("lstm", embed_dim, hidden_dim // 2, bidirectional=True)
+            self.rnn = make_rnn("lstm", embed_dim, hidden_dim // 2)              # reads left to right
+            self.rnn_reverse = make_rnn("lstm", embed_dim, hidden_dim // 2)      # reads right to left
         else:
             self.project = nn.Linear(embed_dim, hidden_dim)
         if attention == "additive":
@@ -76,9 +85,12 @@ class AttentionClassifier(nn.Module):
         mask = padding_mask(lengths, embedded.shape[1])[:, 0, :, None]             # (N, T, 1)
         if self.encoder_kind == "average":
             return torch.tanh(self.project(embedded)) * mask
-        packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        hs, _ = pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=embedded.shape[1])
-        return hs
+        T, half = embedded.shape[1], self.rnn.hidden_size
+        index = reversal_index(lengths.to(embedded.device), T)[:, :, None]        # (N, T, 1)
+        forward = self.rnn(embedded)[0]                                            # (N, T, H/2); padding comes last
+        reverse = self.rnn_reverse(embedded.gather(1, index.expand_as(embedded)))[0]
+        backward = reverse.gather(1, index.expand(-1, -1, half))                  # reversing twice is the identity
+        return torch.cat([forward, backward], -1) * mask                           # (N, T, H)
 
     def attend(self, hs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The model's own attention weights (N, T) over states hs (N, T, H)."""
