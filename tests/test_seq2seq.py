@@ -163,7 +163,7 @@ def test_stacked_computes_what_each_model_computes(reverse):
     for m, model in enumerate(models):
         assert torch.allclose(logits[m], model(src[m], lengths[m], tgt_in[m]), atol=1e-5)
         assert torch.equal(stacked.greedy_decode(src, lengths, 10)[m], model.greedy_decode(src[m], lengths[m], 10))
-    for a, b in zip(stacked.unstack(), models):
+    for a, b in zip((stacked.unstack(m) for m in range(3)), models):
         assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
@@ -194,7 +194,28 @@ def test_stacked_attention_matches_a_direct_computation():
         expected = out(torch.cat([weights @ hs, h], -1))
         assert torch.allclose(logits[m], expected, atol=1e-5)
     with pytest.raises(ValueError, match="no plain Seq2Seq form"):
-        stacked.unstack()
+        stacked.unstack(0)
+
+
+def test_stacked_mixes_plain_attention_and_reversed_models():
+    """Plain, attending and reversing models in one stack each compute what they compute alone."""
+    models = _models(3)
+    models[2].reverse_input = True
+    torch.manual_seed(2)
+    out = torch.nn.Linear(32, len(DIGIT_VOCAB))
+    mixed = StackedSeq2Seq.from_models(models, attention_out=[None, out, None])
+    attending = StackedSeq2Seq.from_models(models[1:2], attention_out=[out])
+    src, lengths, tgt_in, target = _stacked_input(3)
+    logits = mixed(src, lengths, tgt_in)
+    assert torch.allclose(logits[0], models[0](src[0], lengths[0], tgt_in[0]), atol=1e-5)
+    assert torch.allclose(logits[1], attending(src[1:2], lengths[1:2], tgt_in[1:2])[0], atol=1e-5)
+    assert torch.allclose(logits[2], models[2](src[2], lengths[2], tgt_in[2]), atol=1e-5)
+    train_stacked(mixed, lambda: (src, lengths, tgt_in, target), 3, lr=1e-2)
+    assert (mixed.out_weight[[0, 2], :, :16] == 0).all()        # a plain model's context columns stay zero
+    assert (mixed.out_weight[1, :, :16] != 0).any()
+    assert mixed.unstack(2).reverse_input and not mixed.unstack(0).reverse_input
+    with pytest.raises(ValueError, match="attention must be a bool or 2 bools"):
+        StackedSeq2Seq(2, len(DIGIT_VOCAB), 8, 16, attention=[True])
 
 
 @pytest.mark.parametrize("clip", [0.2, None])
@@ -215,7 +236,7 @@ def test_train_stacked_is_training_each_model_alone(clip):
         alone = train_seq2seq(model, lambda rng=rng: digit_batch(rng, rows, 1, 6), steps, lr=1e-2, clip=clip)
         assert np.allclose(history["loss"][:, m], alone["loss"], rtol=1e-4)
         assert np.allclose(history["grad_norm"][:, m], alone["grad_norm"], rtol=1e-4)
-        trained = stacked.unstack()[m]
+        trained = stacked.unstack(m)
         for a, b in zip(trained.parameters(), model.parameters()):
             assert torch.allclose(a, b, atol=1e-4)
     if clip is not None:
@@ -259,11 +280,8 @@ def test_stacked_bad_input():
         stacked(src, lengths, tgt_in[:1])
     with pytest.raises(ValueError, match="token ids"):
         stacked(src.float(), lengths, tgt_in)
-    with pytest.raises(ValueError, match="one or more plain GRU"):
+    with pytest.raises(ValueError, match="one or more GRU"):
         StackedSeq2Seq.from_models([Seq2Seq(len(DIGIT_VOCAB), 8, 16, "lstm")])
-    with pytest.raises(ValueError, match="reverse their input or none"):
-        StackedSeq2Seq.from_models([Seq2Seq(len(DIGIT_VOCAB), 8, 16),
-                                    Seq2Seq(len(DIGIT_VOCAB), 8, 16, reverse_input=True)])
     with pytest.raises(ValueError, match="one shape"):
         StackedSeq2Seq.from_models([Seq2Seq(len(DIGIT_VOCAB), 8, 16), Seq2Seq(len(DIGIT_VOCAB), 8, 32)])
     with pytest.raises(ValueError, match="models must be a positive int"):
@@ -278,3 +296,18 @@ def test_stacked_bad_input():
         stacked.greedy_decode(src, lengths, 0)
     with pytest.raises(ValueError, match="batch_size"):
         evaluate_stacked(stacked, [3], 0, np.random.default_rng(0))
+
+
+def test_longest_copied():
+    from attention_course.experiments.length import longest_copied
+    lengths = [2, 4, 6, 8]
+    assert longest_copied(lengths, [1.0, 0.95, 0.89, 0.95]) == 4          # the first failure ends the run
+    assert longest_copied(lengths, [0.99, 0.98, 0.97, 0.96]) == 8
+    assert longest_copied(lengths, [0.5, 0.4, 0.3, 0.2]) == 0
+    assert longest_copied(lengths, [0.5, 0.4, 0.3, 0.2], threshold=0.45) == 2
+    with pytest.raises(ValueError, match="one accuracy per length"):
+        longest_copied(lengths, [1.0])
+    with pytest.raises(ValueError, match="increase"):
+        longest_copied([4, 2], [1.0, 1.0])
+    with pytest.raises(ValueError, match="threshold"):
+        longest_copied(lengths, [1.0] * 4, threshold=0)

@@ -21,7 +21,7 @@ from ..train.seq2seq import accuracy, evaluate_by_length, train_seq2seq
 from ..validate import check_steps, positive_int
 
 __all__ = ["LengthProtocol", "run_length_experiment", "train_stacked", "evaluate_stacked",
-           "run_stacked_length_experiment"]
+           "run_stacked_length_experiment", "longest_copied"]
 
 
 @dataclass(frozen=True)
@@ -156,3 +156,19 @@ def run_stacked_length_experiment(model: StackedSeq2Seq, protocol: LengthProtoco
                             every=curve_every or 1)
     result = evaluate_stacked(model, list(p.eval_lengths), p.eval_batch_size, np.random.default_rng(p.eval_seed))
     return history, result, {k: np.array(v) for k, v in curve.items()}
+
+
+def longest_copied(lengths: Sequence[int], token_accuracy: Sequence[float], threshold: float = 0.9) -> int:
+    """The longest tested length L such that every tested length up to L is copied with per-token
+    accuracy at least ``threshold``; 0 when even the shortest is not. ``lengths`` must increase."""
+    lengths, acc = np.asarray(lengths), np.asarray(token_accuracy, dtype=float)
+    if lengths.ndim != 1 or acc.shape != lengths.shape or lengths.size == 0:
+        raise ValueError(f"need one accuracy per length, got {lengths.shape} lengths and {acc.shape} accuracies")
+    if (np.diff(lengths) <= 0).any():
+        raise ValueError(f"lengths must increase, got {lengths.tolist()}")
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must lie in (0, 1], got {threshold!r}")
+    below = np.flatnonzero(acc < threshold)
+    if below.size == 0:
+        return int(lengths[-1])
+    return 0 if below[0] == 0 else int(lengths[below[0] - 1])

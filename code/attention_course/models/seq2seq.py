@@ -10,6 +10,7 @@ pair (h, c), each (1, B, hidden_dim).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
@@ -141,20 +142,29 @@ class Seq2Seq(nn.Module):
         return greedy_decode(self, src, lengths, max_len)
 
 
+def _per_model(name: str, value, models: int) -> list[bool]:
+    """One bool for every model: ``value`` itself if it is a sequence of ``models`` bools, else ``models`` copies."""
+    values = [value] * models if isinstance(value, bool) else list(value)
+    if len(values) != models or not all(isinstance(v, bool) for v in values):
+        raise ValueError(f"{name} must be a bool or {models} bools (one per model), got {value!r}")
+    return values
+
+
 class StackedSeq2Seq(nn.Module):
-    """``M`` independent GRU encoder-decoders of one shape, run side by side as one module.
+    """``M`` independent GRU encoder-decoders of one width, run side by side as one module.
 
     Every weight carries a leading model axis of size ``M``, so one forward pass, one backward
-    pass and one Adam step advance all ``M`` models at once (the seeds of one experiment), yet no
-    number of one model ever enters another. ``from_models`` stacks trained or freshly initialised
-    :class:`Seq2Seq` GRU models (the result computes what each of them computes); ``unstack``
-    gives them back.
+    pass and one Adam step advance all ``M`` models at once (the seeds of an experiment, or
+    several variants of it), yet no number of one model ever enters another. ``from_models``
+    stacks :class:`Seq2Seq` GRU models (the result computes what each of them computes);
+    ``unstack(m)`` gives model m back.
 
-    ``attention=True`` adds the dot-product attention read-out of Chapter 2 to every decoder
-    step: the state ``h_t`` scores every encoder state, the softmax of the scores weights them
-    into a context ``c_t``, and ``logits_t = W [c_t ; h_t]``. The stacked models are otherwise
-    the plain ones, so the two differ only in what the decoder may read. ``reverse_input=True``
-    feeds every source backwards, as :class:`Seq2Seq` does.
+    ``attention`` (one bool, or one per model) adds the dot-product attention read-out of
+    Chapter 2 to a model's decoder: the state ``h_t`` scores every encoder state, the softmax of
+    the scores weights them into a context ``c_t``, and ``logits_t = W [c_t ; h_t]``. A model
+    without it has ``W = [0, W_out]`` and ``c_t = 0``, which is exactly the plain read-out
+    ``W_out h_t`` (the zeros get no gradient). ``reverse_input`` (one bool, or one per model)
+    feeds that model's source backwards, as :class:`Seq2Seq` does.
 
     The recurrence is written out with the GRU's equations (the gates r, z and the candidate n,
     as in :class:`torch.nn.GRU`); each row's encoder state stops changing after its last real
@@ -162,41 +172,37 @@ class StackedSeq2Seq(nn.Module):
     """
 
     def __init__(self, models: int, vocab_size: int, embed_dim: int = 16, hidden_dim: int = 64,
-                 attention: bool = False, reverse_input: bool = False):
+                 attention: bool | Sequence[bool] = False, reverse_input: bool | Sequence[bool] = False):
         super().__init__()
-        positive_int("models", models)
-        self._build([Seq2Seq(vocab_size, embed_dim, hidden_dim, "gru", reverse_input) for _ in range(models)],
-                    attention)
+        M = positive_int("models", models)
+        attention, reverse_input = _per_model("attention", attention, M), _per_model("reverse_input", reverse_input, M)
+        plain = [Seq2Seq(vocab_size, embed_dim, hidden_dim, "gru", r) for r in reverse_input]
+        self._build(plain, [nn.Linear(2 * hidden_dim, vocab_size) if a else None for a in attention])
 
     @classmethod
-    def from_models(cls, models: list[Seq2Seq], attention_out: list[nn.Linear] | None = None) -> StackedSeq2Seq:
-        """Stack plain GRU :class:`Seq2Seq` models of one shape (copies of their weights); with
-        ``attention_out`` (one ``nn.Linear(2 * hidden_dim, vocab_size)`` per model) the stacked
-        models read through attention and those are their read-outs."""
+    def from_models(cls, models: Sequence[Seq2Seq],
+                    attention_out: Sequence[nn.Linear | None] | None = None) -> StackedSeq2Seq:
+        """Stack GRU :class:`Seq2Seq` models of one shape (copies of their weights). ``attention_out``,
+        one entry per model, makes model m read through attention with the read-out
+        ``attention_out[m]``, an ``nn.Linear(2 * hidden_dim, vocab_size)`` (None: the plain read-out)."""
         stacked = cls.__new__(cls)
         nn.Module.__init__(stacked)
-        stacked._build(list(models), attention_out is not None, attention_out)
+        stacked._build(list(models), [None] * len(models) if attention_out is None else list(attention_out))
         return stacked
 
-    def _build(self, models, attention, attention_out=None):
+    def _build(self, models, attention_out):
         if not models or any(not isinstance(m, Seq2Seq) or not isinstance(m.encoder.rnn, nn.GRU) for m in models):
-            raise ValueError("StackedSeq2Seq stacks one or more plain GRU Seq2Seq models")
-        if len({m.reverse_input for m in models}) != 1:
-            raise ValueError("StackedSeq2Seq needs models that all reverse their input or none that do")
-        self.reverse_input = models[0].reverse_input
-        shapes = {tuple((n, p.shape) for n, p in m.named_parameters()) for m in models}
-        if len(shapes) != 1:
+            raise ValueError("StackedSeq2Seq stacks one or more GRU Seq2Seq models")
+        if len({tuple((n, p.shape) for n, p in m.named_parameters()) for m in models}) != 1:
             raise ValueError("StackedSeq2Seq needs models of one shape (same vocabulary, embed_dim, hidden_dim)")
         vocab, hidden = models[0].decoder.out.out_features, models[0].decoder.rnn.hidden_size
-        if attention_out is None and attention:
-            attention_out = [nn.Linear(2 * hidden, vocab) for _ in models]
-        if attention_out is not None:
-            if len(attention_out) != len(models) or any(tuple(o.weight.shape) != (vocab, 2 * hidden)
-                                                        for o in attention_out):
-                raise ValueError(f"attention_out needs one nn.Linear({2 * hidden}, {vocab}) per model")
-        self.attention = attention_out is not None
+        if len(attention_out) != len(models) or any(o is not None and tuple(o.weight.shape) != (vocab, 2 * hidden)
+                                                    for o in attention_out):
+            raise ValueError(f"attention_out needs one entry per model, each None or nn.Linear({2 * hidden}, {vocab})")
         self.vocab_size, self.hidden_dim = vocab, hidden
         self.embed_dim = models[0].encoder.embed.embedding_dim
+        self.register_buffer("attends", torch.tensor([o is not None for o in attention_out]))       # (M,)
+        self.register_buffer("reverses", torch.tensor([m.reverse_input for m in models]))          # (M,)
 
         def stack(tensors):
             return nn.Parameter(torch.stack([t.detach().clone() for t in tensors]))
@@ -206,31 +212,34 @@ class StackedSeq2Seq(nn.Module):
             setattr(self, f"{side[:3]}_embed", stack(h.embed.weight for h in halves))
             for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
                 setattr(self, f"{side[:3]}_{name}", stack(getattr(h.rnn, f"{name}_l0") for h in halves))
-        outs = attention_out if self.attention else [m.decoder.out for m in models]
-        self.out_weight = stack(o.weight for o in outs)                 # (M, V, H), or (M, V, 2H) with attention
-        self.out_bias = stack(o.bias for o in outs)                     # (M, V)
+        if self.attends.any():                  # (M, V, 2H): [context columns, state columns]
+            weights = [o.weight if o is not None else torch.cat([torch.zeros_like(m.decoder.out.weight),
+                                                                 m.decoder.out.weight], 1)
+                       for m, o in zip(models, attention_out)]
+            biases = [(o if o is not None else m.decoder.out).bias for m, o in zip(models, attention_out)]
+        else:                                   # (M, V, H)
+            weights, biases = [m.decoder.out.weight for m in models], [m.decoder.out.bias for m in models]
+        self.out_weight, self.out_bias = stack(weights), stack(biases)
 
     @property
     def models(self) -> int:
         return self.enc_embed.shape[0]
 
-    def unstack(self) -> list[Seq2Seq]:
-        """The plain models as separate :class:`Seq2Seq` (only without attention)."""
-        if self.attention:
-            raise ValueError("models with attention have no plain Seq2Seq form; use the stacked model")
-        out = []
-        for m in range(self.models):
-            model = Seq2Seq(self.vocab_size, self.embed_dim, self.hidden_dim, "gru", self.reverse_input)
-            with torch.no_grad():
-                for side in ("encoder", "decoder"):
-                    prefix = side[:3]
-                    getattr(model, side).embed.weight.copy_(getattr(self, f"{prefix}_embed")[m])
-                    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                        getattr(getattr(model, side).rnn, f"{name}_l0").copy_(getattr(self, f"{prefix}_{name}")[m])
-                model.decoder.out.weight.copy_(self.out_weight[m])
-                model.decoder.out.bias.copy_(self.out_bias[m])
-            out.append(model.eval())
-        return out
+    def unstack(self, m: int) -> Seq2Seq:
+        """Model ``m`` as a separate :class:`Seq2Seq` (a plain one: attention has no Seq2Seq form)."""
+        if not 0 <= m < self.models:
+            raise ValueError(f"m must be in [0, {self.models}), got {m!r}")
+        if self.attends[m]:
+            raise ValueError(f"model {m} reads through attention, which has no plain Seq2Seq form")
+        model = Seq2Seq(self.vocab_size, self.embed_dim, self.hidden_dim, "gru", bool(self.reverses[m]))
+        with torch.no_grad():
+            for side in ("encoder", "decoder"):
+                getattr(model, side).embed.weight.copy_(getattr(self, f"{side[:3]}_embed")[m])
+                for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                    getattr(getattr(model, side).rnn, f"{name}_l0").copy_(getattr(self, f"{side[:3]}_{name}")[m])
+            model.decoder.out.weight.copy_(self.out_weight[m, :, -self.hidden_dim:])
+            model.decoder.out.bias.copy_(self.out_bias[m])
+        return model.eval()
 
     def _check(self, src: torch.Tensor, lengths: torch.Tensor) -> None:
         if src.dim() != 3 or src.shape[0] != self.models:
@@ -269,18 +278,20 @@ class StackedSeq2Seq(nn.Module):
         """src (M, B, S), lengths (M, B) -> (hs (M, B, S, H), context (M, B, H), valid (M, B, S))."""
         self._check(src, lengths)
         valid = torch.arange(src.shape[2], device=src.device) < lengths.to(src.device)[..., None]    # (M, B, S)
-        if self.reverse_input:
-            src = reverse_padded(src.flatten(0, 1), lengths.flatten()).view_as(src)
+        if self.reverses.any():
+            backwards = reverse_padded(src.flatten(0, 1), lengths.flatten()).view_as(src)
+            src = torch.where(self.reverses[:, None, None], backwards, src)
         h0 = src.new_zeros(*src.shape[:2], self.hidden_dim, dtype=self.enc_embed.dtype)
         hs, context = self._gru("enc", self._embed(self.enc_embed, src), h0, valid)
         return hs, context, valid
 
     def _read_out(self, h: torch.Tensor, hs: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """Decoder states h (M, B, T, H) -> logits (M, B, T, V), through attention over hs if it is on."""
-        if self.attention:
+        if self.attends.any():
             scores = h @ hs.transpose(-1, -2)                                          # (M, B, T, S)
             weights = scores.masked_fill(~valid[:, :, None], float("-inf")).softmax(-1)
-            h = torch.cat([weights @ hs, h], dim=-1)                                   # [c_t ; h_t] (M, B, T, 2H)
+            context = (weights @ hs) * self.attends[:, None, None, None]               # (M, B, T, H); 0 if plain
+            h = torch.cat([context, h], dim=-1)                                        # [c_t ; h_t] (M, B, T, 2H)
         return torch.einsum("mbth,mvh->mbtv", h, self.out_weight) + self.out_bias[:, None, None]
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
