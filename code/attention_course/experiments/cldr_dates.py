@@ -131,8 +131,9 @@ def weekday_alignment(model: AttentionSeq2Seq, days) -> dict[str, float]:
     (datetime.date objects): the fraction of days whose Korean weekday syllable (the first character
     of the final word, e.g. 목 of 목요일) takes its largest weight inside the English weekday name (the
     start of the source), and the fraction whose four year digits (the start of the output) each take
-    it inside the year (the last four source characters). Only days translated exactly right count;
-    ``n`` is how many those are."""
+    it inside the year (the last four source characters); and ``weekdays_at_start``, for how many of the
+    seven weekdays the syllable takes it inside the name on most of their days. Only days translated
+    exactly right count; ``n`` is how many those are."""
     days = list(days)
     english = [cldr_date(d, "en", "full") for d in days]
     korean = [cldr_date(d, "ko", "full") for d in days]
@@ -140,14 +141,17 @@ def weekday_alignment(model: AttentionSeq2Seq, days) -> dict[str, float]:
     target = encode_korean(korean)
     ok = (accuracy(ids, target)[1] == 1).tolist()
     top = weights.argmax(-1)                                                          # (B, T) source positions
-    weekday_hits, year_hits = [], []
+    weekday_hits, year_hits, weekday_of = [], [], []
     for row, (en, ko) in enumerate(zip(english, korean)):
         if not ok[row]:
             continue
         name_end = en.index(",")                         # "Thursday" occupies source positions 0..name_end-1
         weekday_hits.append(int(top[row, ko.rindex(" ") + 1]) < name_end)
+        weekday_of.append(en[:name_end])
         year_hits.append(all(len(en) - 4 <= int(top[row, t]) < len(en) for t in range(4)))
     if not weekday_hits:
         raise ValueError("the model translated none of the days exactly right: no alignment to measure")
-    return {"weekday_at_start": float(np.mean(weekday_hits)), "year_at_end": float(np.mean(year_hits)),
-            "n": len(weekday_hits)}
+    hits, names = np.array(weekday_hits), np.array(weekday_of)
+    by_weekday = [hits[names == name].mean() for name in sorted(set(weekday_of))]
+    return {"weekday_at_start": float(hits.mean()), "year_at_end": float(np.mean(year_hits)),
+            "weekdays_at_start": int(sum(rate > 0.5 for rate in by_weekday)), "n": len(weekday_hits)}

@@ -106,9 +106,10 @@ def _split_days(split: str) -> np.ndarray:
 
 def random_cldr_dates(rng: np.random.Generator, n: int, *, split: str,
                       formats: tuple[tuple[str, str], ...] = FORMATS) -> list[CldrDate]:
-    """``n`` examples, days drawn uniformly from the ``split``'s days and formats uniformly from ``formats``."""
+    """``n`` examples, days drawn uniformly from the ``split``'s days and formats uniformly from ``formats``
+    (a sequence of (locale, width) pairs of ``FORMATS``; Spanish "short" is refused, see ``LEFT_OUT``)."""
     pool = _split_days(split)
-    unknown = [f for f in formats if not isinstance(f, tuple) or f not in _PATTERN]
+    unknown = [f for f in formats if not isinstance(f, tuple) or f not in FORMATS]
     if not formats or unknown:
         raise ValueError(f"formats must be a non-empty sequence of (locale, width) pairs from FORMATS; "
                          f"unknown: {unknown!r}")
