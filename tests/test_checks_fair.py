@@ -39,14 +39,20 @@ from attention_course.teaching.checks.explanation import (
     check_precision_at_k,
 )
 from attention_course.teaching.checks.multihead import check_positions, check_split_heads, check_to_torch
-from attention_course.teaching.checks.self_attention import check_decoder_mask, check_masked_softmax, check_score_scale
+from attention_course.teaching.checks.self_attention import (
+    check_decoder_mask,
+    check_leak_detector,
+    check_masked_softmax,
+    check_score_scale,
+    check_top_weight,
+)
 from attention_course.tokens import EOS, PAD
 from attention_course.train.seq2seq import accuracy
 from test_checks_attention_rnn import reference_additive
 from test_checks_beyond import reference_offset_scores, reference_soft_max
 from test_checks_cca import reference_angles, reference_cca, reference_pmi
 from test_checks_explanation import reference_jsd, reference_one_token, reference_precision
-from test_checks_self_attention import reference_masked_softmax
+from test_checks_self_attention import reference_masked_softmax, reference_top_weight
 
 # --- the four forms of an answer -----------------------------------------------------------------
 
@@ -147,6 +153,9 @@ FUNCTION_CHECKS = {
         "-inf fill": (lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1), "row 2.* is NaN"),
         "uniform empty row": (lambda s, m: torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), -1),
                               "uniform weights")}),
+    "top_weight": (check_top_weight, reference_top_weight, {
+        "mean weight": (lambda d, s: 1 / 64, "mean weight of a row"),
+        "never unscaled": (lambda d, s: reference_top_weight(d, True), "do not sharpen")}),
     "split_heads": (check_split_heads, ref_split, {
         "reshaped straight": (lambda x, H: x.reshape(x.shape[0], H, x.shape[1], -1), "straight to"),
         "strided": (lambda x, H: x.view(x.shape[0], x.shape[1], -1, H).permute(0, 3, 1, 2), "strided")}),
@@ -235,7 +244,8 @@ def _fails_inside(*args):
     return 1 / scale                                   # the student's bug
 
 
-CHECKERS_OF_FUNCTIONS = [check for check, _, _ in FUNCTION_CHECKS.values()] + [check_to_torch, check_score_scale]
+CHECKERS_OF_FUNCTIONS = [check for check, _, _ in FUNCTION_CHECKS.values()] + [check_to_torch, check_score_scale,
+                                                                                 check_leak_detector]
 
 
 @pytest.mark.parametrize("check", CHECKERS_OF_FUNCTIONS, ids=lambda c: c.__name__)

@@ -15,7 +15,7 @@ from torch import nn
 
 __all__ = ["positive_int", "check_float_tensor", "check_steps", "check_lengths", "check_token_ids", "check_mask",
            "check_bool_mask", "broadcasts_to", "check_matches_module", "check_no_nan", "first_index",
-           "check_source", "check_decoder_input"]
+           "check_source", "check_decoder_input", "check_dropout"]
 
 
 def positive_int(name: str, value, minimum: int = 1) -> int:
@@ -149,3 +149,11 @@ def check_no_nan(name: str, x: torch.Tensor, hint: str) -> None:
     if bad.any():
         raise ValueError(f"{name} would be NaN ({int(bad.sum())} entries, the first at index {first_index(bad)}): "
                          f"{hint}")
+
+
+def check_dropout(name: str, p) -> float:
+    """``p``: a dropout probability, a real number in [0, 1) (at 1 every weight would be dropped and the
+    survivors' factor 1 / (1 - p) would divide by zero)."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) < 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1), got {p!r}")
+    return float(p)

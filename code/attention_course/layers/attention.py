@@ -23,7 +23,7 @@ import numbers
 
 import torch
 
-from ..validate import check_float_tensor, check_mask, check_no_nan, first_index, positive_int
+from ..validate import check_dropout, check_float_tensor, check_mask, check_no_nan, first_index, positive_int
 
 __all__ = ["scaled_dot_product_attention", "masked_softmax", "weighted_sum", "causal_mask", "padding_mask"]
 
@@ -57,18 +57,26 @@ def _check_inputs(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 
 def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                                  mask: torch.Tensor | None = None, *,
-                                 scale: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                                 scale: float | None = None,
+                                 dropout_p: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """Return ``(output, weights)`` of softmax(query key^T * scale) value.
 
     ``scale`` defaults to 1/sqrt(d_k). Masked weights are exactly 0; a fully masked query row
     gets all-zero weights and a zero output. Whatever a masked key or value holds, NaN and inf
     included, cannot reach the output; NaN or inf where the mask lets a query look raises ValueError.
+
+    ``dropout_p`` (as in torch's function) zeroes each weight with probability p and scales the
+    survivors by 1 / (1 - p) before the weighted sum; the weights returned are those used. It is
+    applied whenever p > 0: a layer passes 0 in eval mode (``SelfAttention`` does).
     """
     _check_inputs(query, key, value, mask, scale)
+    dropout_p = check_dropout("dropout_p", dropout_p)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     scores = (query @ key.transpose(-2, -1)) * scale          # (..., T_q, T_k)
     weights = masked_softmax(scores, mask)                     # (..., T_q, T_k)
+    if dropout_p:
+        weights = torch.nn.functional.dropout(weights, dropout_p)   # rows no longer sum to 1
     return weighted_sum(weights, value, mask), weights         # (..., T_q, d_v)
 
 

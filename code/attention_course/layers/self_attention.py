@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..validate import check_matches_module
+from ..validate import check_dropout, check_matches_module
 from .attention import scaled_dot_product_attention
 
 __all__ = ["SelfAttention", "CrossAttention"]
@@ -43,15 +43,17 @@ class SelfAttention(nn.Module):
 
     ``mask`` is boolean, True = may attend, broadcastable to (B, T, T): ``causal_mask(T)`` for a
     decoder, ``padding_mask(lengths, T)`` for padded batches, or both combined with ``&``.
+    ``dropout`` is the probability of dropping an attention weight in training mode (off in eval mode).
     """
 
-    def __init__(self, d_model: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False):
+    def __init__(self, d_model: int, d_k: int | None = None, d_v: int | None = None, bias: bool = False,
+                 dropout: float = 0.0):
         super().__init__()
         d_k = d_model if d_k is None else d_k
         d_v = d_model if d_v is None else d_v
         for name, size in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
             _check_size(name, size)
-        self.d_model = d_model
+        self.d_model, self.dropout = d_model, check_dropout("dropout", dropout)
         self.W_Q = nn.Linear(d_model, d_k, bias=bias)    # x (.., d_model) -> Q (.., d_k)
         self.W_K = nn.Linear(d_model, d_k, bias=bias)    # x (.., d_model) -> K (.., d_k)
         self.W_V = nn.Linear(d_model, d_v, bias=bias)    # x (.., d_model) -> V (.., d_v)
@@ -61,7 +63,7 @@ class SelfAttention(nn.Module):
         q = self.W_Q(x)                                    # (B, T, d_k)  one query per position
         k = self.W_K(x)                                    # (B, T, d_k)  one key per position
         v = self.W_V(x)                                    # (B, T, d_v)  one value per position
-        return scaled_dot_product_attention(q, k, v, mask)
+        return scaled_dot_product_attention(q, k, v, mask, dropout_p=self.dropout if self.training else 0.0)
 
 
 class CrossAttention(nn.Module):

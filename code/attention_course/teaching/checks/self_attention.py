@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
 from ...layers.attention import causal_mask, padding_mask, scaled_dot_product_attention
 from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, as_tensor, call, ok
 
-__all__ = ["check_score_scale", "check_decoder_mask", "check_masked_softmax"]
+__all__ = ["check_score_scale", "check_decoder_mask", "check_masked_softmax", "check_top_weight",
+           "check_leak_detector"]
 
 
 # Exercise 3.1: the scale that keeps the scores' variance at 1 ---------------------------------
@@ -107,3 +110,120 @@ def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
         raise CheckFailed(f"rows sum to 1 but the weights are wrong: got {[round(w, 6) for w in got[row].tolist()]} "
                           f"for row {row}, expected {[round(w, 6) for w in want[row].tolist()]}")
     raise CheckFailed(f"each row with an allowed key must sum to 1; yours sum to {got.sum(-1).tolist()}")
+
+
+# Exercise 3.3: predict, then measure, the largest weight without the scale ----------------------
+
+TOP_WEIGHT_KEYS = 64          # keys per query in the exercise
+
+
+TOP_WEIGHT_DIMS = (4, 32, 256)
+
+
+@functools.cache
+def _reference_top_weight(d: int, scaled: bool, chunks: int = 4, seed: int = 12345) -> float:
+    """The mean largest weight over ``chunks`` x 1000 queries, each with its own 64 keys."""
+    g = torch.Generator().manual_seed(seed + d)
+    tops = []
+    for _ in range(chunks):
+        q = torch.randn(1000, 1, d, generator=g, dtype=torch.float64)
+        k = torch.randn(1000, TOP_WEIGHT_KEYS, d, generator=g, dtype=torch.float64)  # each query its own keys
+        _, w = scaled_dot_product_attention(q, k, k, scale=None if scaled else 1.0)    # (1000, 1, keys)
+        tops.append(w.amax(-1))
+    return torch.cat(tops).mean().item()
+
+
+def check_top_weight(fn: Callable[[int, bool], float]) -> None:
+    """``fn(d, scaled)`` must return the mean, over at least 1000 random queries (each with its own 64
+    random keys), of the largest of a query's 64 attention weights, for q and k with d independent
+    N(0, 1) entries; scores divided by sqrt(d) when ``scaled`` is True, not divided when it is False."""
+    tol = 0.03                 # Monte Carlo error of a 1000-query mean is below 0.01; wrong answers are far off
+    got, want = {}, {}
+    small, big = TOP_WEIGHT_DIMS[0], TOP_WEIGHT_DIMS[-1]
+    for d in TOP_WEIGHT_DIMS:
+        for scaled in (False, True):
+            got[d, scaled] = as_number(call(fn, d, scaled), f"the top weight for d={d}, scaled={scaled}")
+            want[d, scaled] = _reference_top_weight(d, scaled)
+    if all(abs(got[c] - want[c]) < tol for c in want):
+        ok(f"unscaled, the largest weight grows from {want[small, False]:.2f} (d={small}) to {want[big, False]:.2f} "
+           f"(d={big}): one key takes most of the weight; scaled, it stays near {want[big, True]:.2f} for every d.")
+        return
+    uniform = 1.0 / TOP_WEIGHT_KEYS
+    if all(abs(v - uniform) < 1e-3 for v in got.values()):
+        raise CheckFailed(f"every value is 1/{TOP_WEIGHT_KEYS}: that is the mean weight of a row (the weights sum to "
+                          f"1); the question is about the largest weight of each row (max over the keys)")
+    if all(abs(got[d, s] - want[d, not s]) < tol for d, s in want):
+        raise CheckFailed("your scaled and unscaled values are swapped: scaled=True must divide the scores by sqrt(d)")
+    if all(abs(got[d, False] - want[d, True]) < tol for d in TOP_WEIGHT_DIMS):
+        raise CheckFailed(f"your unscaled weights do not sharpen with d (d={big}: got {got[big, False]:.3f}, "
+                          f"expected about {want[big, False]:.3f}): scaled=False must not divide the scores")
+    if got[big, True] < want[big, True] - tol and got[big, True] < got[small, True]:
+        raise CheckFailed(f"your scaled weights flatten as d grows (d={big}: {got[big, True]:.3f}): dividing by d "
+                          f"instead of sqrt(d) shrinks the scores' variance to 1/d")
+    d, s = next(c for c in want if abs(got[c] - want[c]) >= tol)
+    raise CheckFailed(f"for d={d}, scaled={s}: got {got[d, s]:.4f}, expected about {want[d, s]:.4f} (within {tol}); "
+                      f"average the largest weight of each row over at least 1000 random queries")
+
+
+# Exercise 3.4: a test that finds a leaking causal mask ------------------------------------------
+
+def _strictly_past(T: int) -> torch.Tensor:
+    """Keys t < i only (query 0 keeps key 0, so that no row is empty)."""
+    mask = causal_mask(T).tril(-1)
+    mask[0, 0] = True
+    return mask
+
+
+def _causal_variants() -> dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], bool]]:
+    """Causal self-attentions over x (1, T, 8), float64, each with whether it lets the future leak."""
+    g = torch.Generator().manual_seed(7)
+    W_Q, W_K, W_V = (torch.randn(8, 8, generator=g, dtype=torch.float64) / math.sqrt(8) for _ in range(3))
+
+    def attend(mask_of: Callable[[int], torch.Tensor], after: bool = False, additive: bool = False,
+               renormalise: bool = False):
+        def fn(x: torch.Tensor) -> torch.Tensor:
+            x = torch.as_tensor(x, dtype=torch.float64)
+            T = x.shape[-2]
+            q, k, v = x @ W_Q, x @ W_K, x @ W_V
+            scores = q @ k.transpose(-2, -1) / math.sqrt(8)
+            mask = mask_of(T)
+            if additive:                                   # adds 0/1 instead of hiding: the future still counts
+                w = torch.softmax(scores + mask.double(), dim=-1)
+            elif after:                                    # zeroed after the softmax: the normaliser saw the future
+                w = torch.softmax(scores, dim=-1) * mask
+                if renormalise:                            # ... unless the rows are renormalised, which removes it
+                    w = w / w.sum(-1, keepdim=True)
+            else:
+                w = scaled_dot_product_attention(q, k, v, mask)[1]
+            return w @ v
+        return fn
+
+    return {
+        "the package's causal attention": (attend(causal_mask), False),
+        "masked after the softmax, rows renormalised": (attend(causal_mask, after=True, renormalise=True), False),
+        "a mask that also hides the current token": (attend(_strictly_past), False),
+        "masked after the softmax, rows not renormalised": (attend(causal_mask, after=True), True),
+        "no mask at all": (attend(lambda T: torch.ones(T, T, dtype=torch.bool)), True),
+        "the upper triangle instead of the lower": (attend(lambda T: causal_mask(T).T), True),
+        "a mask one step too wide (t <= i + 1)": (attend(lambda T: torch.ones(T, T, dtype=torch.bool).tril(1)), True),
+        "a 0/1 mask added to the scores": (attend(causal_mask, additive=True), True),
+    }
+
+
+def check_leak_detector(fn: Callable[[Callable[[torch.Tensor], torch.Tensor]], bool]) -> None:
+    """``fn(attend)`` must return True exactly when the causal self-attention ``attend`` (a function of
+    x (1, T, 8) float64 returning (1, T, 8)) lets some output at position i depend on a token after i."""
+    for name, (attend, leaks) in _causal_variants().items():
+        answer = call(fn, attend)
+        if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+            answer = answer.item()
+        if not isinstance(answer, (bool, np.bool_)):
+            raise CheckFailed(f"expected True or False, got {type(answer).__name__} {answer!r}")
+        if bool(answer) != leaks:
+            if leaks:
+                raise CheckFailed(f"your test misses the leak in '{name}': change each later token in turn (not "
+                                  f"only the last one) and compare every earlier output")
+            raise CheckFailed(f"your test says '{name}' leaks, but no output depends on a later token there: compare "
+                              f"outputs *before* the changed token only, and with a tolerance, not exact equality "
+                              f"after arithmetic that differs")
+    ok("your test tells every leaking mask from every causal one, including the one that leaks one step ahead.")
