@@ -239,3 +239,48 @@ def test_decoder_options_rejected_clearly():
         AttentionSeq2Seq(10, 10, 4, 8, decoder="bahdanau", attentional=True)
     with pytest.raises(ValueError, match="score must be one of"):
         AttentionSeq2Seq(10, 10, 4, 8, decoder="bahdanau", score="cosine")
+
+
+def test_widths_for_equal_parameters():
+    from attention_course.experiments.dates import translator_parameters, width_for_parameters
+    luong = dict(attentional=True, bidirectional=False)
+    target = translator_parameters(64, score="general", **luong)
+    for score in ("dot", "general", "additive"):
+        h = width_for_parameters(target, score=score, **luong)
+        assert h % 2 == 0 and abs(translator_parameters(h, score=score, **luong) - target) / target < 0.03
+    assert width_for_parameters(target, score="dot", **luong) > 64 > width_for_parameters(target, score="additive",
+                                                                                          **luong)
+    with pytest.raises(ValueError, match="target"):
+        width_for_parameters(0)
+
+
+def test_compare_on_dates_trains_every_variant_per_seed():
+    from attention_course.experiments.dates import compare_on_dates
+    variants = {"luong": dict(hidden_dim=8, bidirectional=False), "bahdanau": dict(hidden_dim=8, decoder="bahdanau")}
+    out = compare_on_dates(variants, seeds=(0, 1), n_test=50, steps=2, batch_size=8)
+    assert list(out) == ["luong", "bahdanau"]
+    for r in out.values():
+        assert len(r["exact"]) == len(r["models"]) == 2 and all(0 <= x <= 1 for x in r["exact"])
+        assert r["parameters"] == sum(p.numel() for p in r["models"][0].parameters())
+    # same seed, same variant: the same model
+    again = compare_on_dates({"luong": variants["luong"]}, seeds=(1,), n_test=50, steps=2, batch_size=8)
+    assert all(torch.equal(a, b) for a, b in zip(again["luong"]["models"][0].parameters(),
+                                                 out["luong"]["models"][1].parameters()))
+    with pytest.raises(ValueError, match="at least one seed"):
+        compare_on_dates(variants, seeds=())
+
+
+def test_token_probe_reads_the_current_token_not_the_past():
+    from attention_course.analysis.probes import token_probe_accuracy
+    g = torch.Generator().manual_seed(0)
+    src = torch.randint(3, 9, (200, 6), generator=g)
+    lengths = torch.randint(3, 7, (200,), generator=g)
+    hs = torch.nn.functional.one_hot(src, 9).float() + 0.01 * torch.randn(200, 6, 9, generator=g)
+    acc = token_probe_accuracy(hs, src, lengths)
+    assert acc[0] > 0.99 and acc[1] < 0.4 and acc[2] < 0.4          # chance is 1/6
+    shifted = torch.roll(hs, 1, dims=1)                               # row t holds token t-1
+    assert token_probe_accuracy(shifted, src, lengths, offsets=(1,))[1] > 0.99
+    with pytest.raises(ValueError, match="need hs"):
+        token_probe_accuracy(hs[0], src, lengths)
+    with pytest.raises(ValueError, match="offsets"):
+        token_probe_accuracy(hs, src, lengths, offsets=(6,))
