@@ -12,7 +12,7 @@ from attention_course.analysis.importance import kendall_tau, precision_at_k
 from attention_course.layers.attention import masked_softmax, padding_mask, scaled_dot_product_attention
 from attention_course.layers.multihead import MultiHeadAttention
 from attention_course.layers.self_attention import CrossAttention, SelfAttention
-from attention_course.models.rnn_attention import AttentionDecoder
+from attention_course.models.rnn_attention import BahdanauDecoder, LuongDecoder
 from attention_course.models.set_transformer import ISAB, MAB, PMA, SAB, PooledSetModel, SetTransformerModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -147,9 +147,11 @@ def test_rnn_attention_decoder_ignores_padded_encoder_states(seed, value):
     B, S, H = 3, 5, 8
     lengths = _lengths(seed, B, S)
     hs = torch.randn(B, S, H)
-    for score in ("dot", "general", "additive"):
-        decoder = AttentionDecoder(10, 4, H, score=score)
-        tgt_in, state = torch.randint(0, 10, (B, 2)), torch.zeros(1, B, H)
+    decoders = [LuongDecoder(10, 4, H, score=score, attentional=attentional)
+                for score in ("dot", "general", "additive") for attentional in (False, True)]
+    decoders += [LuongDecoder(10, 4, H, input_feeding=True), BahdanauDecoder(10, 4, H)]
+    for decoder in decoders:
+        tgt_in, state = torch.randint(0, 10, (B, 2)), decoder.initial_state(torch.zeros(1, B, H), hs)
         logits, _, w = decoder(tgt_in, state, hs, padding_mask(lengths, S))
         logits2, _, w2 = decoder(tgt_in, state, _fill_padding(hs, lengths, value), padding_mask(lengths, S))
         assert torch.equal(logits, logits2) and torch.equal(w, w2)

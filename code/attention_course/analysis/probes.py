@@ -41,3 +41,22 @@ def linear_probe_accuracy(features: torch.Tensor, labels: torch.Tensor, steps: i
     opt.step(closure)
     with torch.no_grad():
         return (probe(x[test]).argmax(1) == labels[test]).double().mean().item()
+
+
+def token_probe_accuracy(hs: torch.Tensor, src: torch.Tensor, lengths: torch.Tensor, offsets=(0, 1, 2),
+                         steps: int = 200, seed: int = 0) -> dict[int, float]:
+    """How well each encoder row tells its tokens: for every offset k, the held-out accuracy of a linear
+    probe (:func:`linear_probe_accuracy`) that reads the token x_{t-k} off row h_t of ``hs`` (B, S, H),
+    over every real position t >= k of the source ``src`` (B, S) with ``lengths`` (B,)."""
+    if hs.dim() != 3 or src.shape != hs.shape[:2] or lengths.shape != src.shape[:1]:
+        raise ValueError(f"need hs (B, S, H), src (B, S) and lengths (B,), got {tuple(hs.shape)}, "
+                         f"{tuple(src.shape)} and {tuple(lengths.shape)}")
+    t = torch.arange(src.shape[1], device=src.device)[None, :]               # (1, S)
+    result = {}
+    for k in offsets:
+        if not isinstance(k, int) or k < 0 or k >= src.shape[1]:
+            raise ValueError(f"offsets must be integers in [0, {src.shape[1]}), got {k!r}")
+        valid = (t >= k) & (t < lengths.to(src.device)[:, None])             # (B, S) rows whose x_{t-k} exists
+        earlier = torch.roll(src, k, dims=1)                                  # earlier[:, t] = src[:, t - k]
+        result[k] = linear_probe_accuracy(hs[valid], earlier[valid], steps=steps, seed=seed)
+    return result

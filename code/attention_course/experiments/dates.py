@@ -28,15 +28,16 @@ from ..tasks.dates import (
     encode_sources,
 )
 from ..train.seq2seq import accuracy, train_seq2seq
-from ..validate import check_steps
+from ..validate import check_steps, positive_int
 
 __all__ = ["train_on_dates", "train_date_translator", "train_date_transformer", "translate", "date_exact_match",
-           "date_test_batch", "HELD_OUT_SEED", "COMPARISON_BUDGET"]
+           "date_test_batch", "HELD_OUT_SEED", "COMPARISON_BUDGET", "translator_parameters", "width_for_parameters",
+           "compare_on_dates", "score_variants"]
 
 HELD_OUT_SEED = 2024        # test batches are drawn from the test days with this seed; training from ``seed``
 # The small, equal budget under which the chapter (accuracy) and ``make bench`` (time) compare
 # score functions and encoders.
-COMPARISON_BUDGET = {"steps": 200, "hidden_dim": 64}
+COMPARISON_BUDGET = {"steps": 200, "batch_size": 64, "hidden_dim": 64}
 
 
 def train_on_dates(build: Callable[[], nn.Module], steps: int, batch_size: int, lr: float, seed: int,
@@ -57,15 +58,18 @@ def train_on_dates(build: Callable[[], nn.Module], steps: int, batch_size: int, 
     return model, history
 
 
-def train_date_translator(steps: int = 600, batch_size: int = 64, score: str = "dot", hidden_dim: int = 128,
-                          embed_dim: int = 32, bidirectional: bool = True, lr: float = 5e-3, seed: int = 0,
+def train_date_translator(steps: int = 400, batch_size: int = 128, score: str | None = None, hidden_dim: int = 64,
+                          embed_dim: int = 32, bidirectional: bool = True, lr: float = 1e-2, seed: int = 0,
                           callback: Callable[[int, AttentionSeq2Seq], bool] | None = None, every: int = 100,
-                          device: torch.device | str | None = None):
+                          device: torch.device | str | None = None, decoder: str = "luong",
+                          attentional: bool = False, input_feeding: bool = False):
     """Train an :class:`AttentionSeq2Seq` on generated dates (:func:`train_on_dates`); return
-    ``(model, history)``. The defaults reach 99.9% exact match on held-out dates (see the chapter
-    and ``make bench``)."""
+    ``(model, history)``. ``decoder``, ``score``, ``attentional`` and ``input_feeding`` choose the
+    decoder (see :class:`AttentionSeq2Seq`). The defaults reach 99.9% exact match on held-out dates
+    (see the chapter and ``make bench``)."""
     return train_on_dates(lambda: AttentionSeq2Seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), embed_dim, hidden_dim,
-                                                   score=score, bidirectional=bidirectional),
+                                                   score=score, bidirectional=bidirectional, decoder=decoder,
+                                                   attentional=attentional, input_feeding=input_feeding),
                           steps, batch_size, lr, seed, callback, every, device)
 
 
@@ -103,3 +107,48 @@ def date_exact_match(model: AttentionSeq2Seq, n: int = 5000) -> float:
     ids = model.greedy_decode(test.src, test.lengths, TARGET_LEN + 1)
     _, exact = accuracy(ids, test.target)
     return exact.mean().item()
+
+
+def translator_parameters(hidden_dim: int, embed_dim: int = 32, **options) -> int:
+    """Parameter count of the :class:`AttentionSeq2Seq` that ``train_date_translator(hidden_dim=...,
+    **options)`` builds (``options``: score, bidirectional, decoder, attentional, input_feeding)."""
+    return sum(p.numel() for p in AttentionSeq2Seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), embed_dim,
+                                                   positive_int("hidden_dim", hidden_dim), **options).parameters())
+
+
+def width_for_parameters(target: int, **options) -> int:
+    """The even ``hidden_dim`` whose translator (:func:`translator_parameters`) has the parameter count
+    closest to ``target``: how models with different score functions are sized to equal parameters."""
+    target = positive_int("target", target)
+    below, h = translator_parameters(2, **options), 2
+    while below < target:                                  # the count grows with the width: walk up to it
+        above = translator_parameters(h + 2, **options)
+        if above >= target:
+            return h + 2 if above - target < target - below else h
+        below, h = above, h + 2
+    return 2
+
+
+def compare_on_dates(variants: dict[str, dict], seeds=(0, 1, 2), n_test: int = 2000, **budget) -> dict[str, dict]:
+    """Train every variant (keyword arguments of :func:`train_date_translator`) once per seed, all under
+    the same ``budget`` (e.g. steps, batch_size) and so on the same training batches for one seed;
+    score each on the same ``n_test`` held-out dates. Returns, per variant, ``parameters``,
+    ``exact`` (one exact-match rate per seed) and ``models`` (the trained models, seed order)."""
+    if not len(seeds):
+        raise ValueError("compare_on_dates needs at least one seed")
+    results = {}
+    for name, options in variants.items():
+        models = [train_date_translator(**budget, **options, seed=seed)[0] for seed in seeds]
+        results[name] = {"parameters": sum(p.numel() for p in models[0].parameters()),
+                         "exact": [date_exact_match(m, n_test) for m in models], "models": models}
+    return results
+
+
+def score_variants(hidden_dim: int = COMPARISON_BUDGET["hidden_dim"]) -> dict[str, dict]:
+    """The score comparison's variants (keyword arguments of :func:`train_date_translator`): Luong's
+    decoder as published with a unidirectional encoder and the dot, general and additive scores, each
+    at the width whose parameter count is closest to the general-score model's at ``hidden_dim``."""
+    luong = dict(decoder="luong", attentional=True, bidirectional=False)
+    target = translator_parameters(hidden_dim, score="general", **luong)
+    return {s: dict(score=s, hidden_dim=width_for_parameters(target, score=s, **luong), **luong)
+            for s in ("dot", "general", "additive")}
