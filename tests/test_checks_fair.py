@@ -38,7 +38,14 @@ from attention_course.teaching.checks.explanation import (
     check_one_token_adversary,
     check_precision_at_k,
 )
-from attention_course.teaching.checks.multihead import check_positions, check_split_heads, check_to_torch
+from attention_course.teaching.checks.multihead import (
+    check_merge_detector,
+    check_positions,
+    check_split_heads,
+    check_split_heads_time_first,
+    check_three_lookup,
+    check_to_torch,
+)
 from attention_course.teaching.checks.self_attention import (
     check_decoder_mask,
     check_leak_detector,
@@ -159,6 +166,10 @@ FUNCTION_CHECKS = {
     "split_heads": (check_split_heads, ref_split, {
         "reshaped straight": (lambda x, H: x.reshape(x.shape[0], H, x.shape[1], -1), "straight to"),
         "strided": (lambda x, H: x.view(x.shape[0], x.shape[1], -1, H).permute(0, 3, 1, 2), "strided")}),
+    "split_heads_time_first": (check_split_heads_time_first,
+                               lambda x, H: x.view(x.shape[0], x.shape[1], H, -1).permute(1, 2, 0, 3), {
+        "batch and time swapped": (ref_split, "batch and time are swapped"),
+        "reshaped straight": (lambda x, H: x.reshape(x.shape[1], H, x.shape[0], -1), "straight to")}),
     "positions": (check_positions, lambda n, d: ref_positions(n, d), {
         "sin and cos swapped": (lambda n, d: ref_positions(n, d, sin_first=False), "swapped"),
         "transposed": (lambda n, d: ref_positions(n, d).T, "transposed")}),
@@ -245,7 +256,9 @@ def _fails_inside(*args):
 
 
 CHECKERS_OF_FUNCTIONS = [check for check, _, _ in FUNCTION_CHECKS.values()] + [check_to_torch, check_score_scale,
-                                                                                 check_leak_detector]
+                                                                                 check_leak_detector,
+                                                                                 check_merge_detector,
+                                                                                 check_three_lookup]
 
 
 @pytest.mark.parametrize("check", CHECKERS_OF_FUNCTIONS, ids=lambda c: c.__name__)

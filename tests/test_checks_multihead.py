@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from attention_course.layers.multihead import split_heads
@@ -94,3 +95,70 @@ def test_positions_accepts_reference(capsys):
 def test_positions_rejects_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         check_positions(wrong)
+
+
+# --- Exercise: find the head-merge bug ------------------------------------------------------------
+
+def _reference_detector(merge):
+    x = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5)      # every entry distinct
+    expected = torch.cat([x[:, h] for h in range(3)], dim=-1)                        # heads side by side
+    out = merge(x)
+    return isinstance(out, torch.Tensor) and out.shape == expected.shape and bool(torch.equal(out, expected))
+
+
+def test_merge_detector_accepts_the_reference(capsys):
+    from attention_course.teaching.checks.multihead import WRONG_MERGES, check_merge_detector
+    check_merge_detector(_reference_detector)
+    assert "catches all 3 wrong merges" in capsys.readouterr().out
+    assert not any(_reference_detector(m) for m in WRONG_MERGES.values())
+
+
+@pytest.mark.parametrize("detector, diagnosis", [
+    (lambda merge: merge(torch.zeros(2, 3, 4, 5)).shape == (2, 4, 15), "accepts a wrong merge"),
+    (lambda merge: torch.equal(merge(torch.ones(2, 3, 4, 5)), torch.ones(2, 4, 15)), "accepts a wrong merge"),
+    (lambda merge: False, "rejects the package's merge_heads"),
+    (lambda merge: "yes", "must return True or False")])
+def test_merge_detector_rejects_detectors_that_cannot_tell(detector, diagnosis):
+    from attention_course.teaching.checks.multihead import check_merge_detector
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_merge_detector(detector)
+
+
+# --- Exercise: build the three-lookup task --------------------------------------------------------
+
+def _reference_three_lookup(rng, n, length=8, dim=4, fixed=False, same_mark=False):
+    vectors = rng.standard_normal((n, length, dim))
+    where = np.tile(np.arange(3), (n, 1)) if fixed else np.argsort(rng.random((n, length)), axis=1)[:, :3]
+    if same_mark:
+        where[:, 1] = where[:, 0]
+    markers = np.zeros((n, length), dtype=np.int64)
+    rows = np.arange(n)
+    for slot in range(3):
+        markers[rows, where[:, slot]] = slot + 1
+    answer = np.stack([vectors[rows, where[:, s]] for s in range(3)], axis=1)
+    return vectors, markers, answer
+
+
+@pytest.mark.parametrize("form", ["numpy", "torch32", "lists"])
+def test_three_lookup_accepts_the_reference_in_every_form(form, capsys):
+    from attention_course.teaching.checks.multihead import check_three_lookup
+
+    def answer(rng, n):
+        out = _reference_three_lookup(rng, n)
+        if form == "torch32":
+            return tuple(torch.as_tensor(a, dtype=torch.float32 if a.dtype != np.int64 else torch.long) for a in out)
+        return tuple(a.tolist() for a in out) if form == "lists" else out
+    check_three_lookup(answer)
+    assert capsys.readouterr().out.startswith("Correct: ")
+
+
+@pytest.mark.parametrize("wrong, diagnosis", [
+    (lambda rng, n: _reference_three_lookup(rng, n, fixed=True), "not placed at random"),
+    (lambda rng, n: _reference_three_lookup(rng, n, same_mark=True), "exactly one item"),
+    (lambda rng, n: (lambda v, m, a: (v, m, a[:, ::-1]))(*_reference_three_lookup(rng, n)), "answer\\[:, 0\\]"),
+    (lambda rng, n: _reference_three_lookup(rng, n)[:2], "expected a tuple"),
+    (lambda rng, n: (lambda v, m, a: (v * 0.01, m, a * 0.01))(*_reference_three_lookup(rng, n)), "hardly vary")])
+def test_three_lookup_rejects_named_wrong_answers(wrong, diagnosis):
+    from attention_course.teaching.checks.multihead import check_three_lookup
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_three_lookup(wrong)

@@ -10,6 +10,7 @@ A model that decodes implements two methods::
 ``greedy`` feeds each step's argmax back in; beam search and cached decoding reuse the same steps.
 """
 
+from .beam import beam_search, sequence_log_prob
 from .greedy import greedy_decode
 
-__all__ = ["greedy_decode"]
+__all__ = ["greedy_decode", "beam_search", "sequence_log_prob"]

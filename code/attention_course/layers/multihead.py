@@ -16,6 +16,10 @@ different positions. The heads never read each other's features, so they run in 
 one batched matrix product (the head axis is just another batch axis). The projections are
 E x E whatever H is, so the parameter count does not depend on the number of heads.
 
+For decoding one token at a time, :meth:`MultiHeadAttention.heads_kv` projects and splits keys and
+values once, and :meth:`MultiHeadAttention.attend` lets new queries attend to such cached heads (the
+KV cache of :class:`~attention_course.models.transformer.Transformer`).
+
 Batch-first, same weights and same outputs as ``torch.nn.MultiheadAttention`` (see
 :meth:`MultiHeadAttention.from_torch`), except for the mask: here True means "may attend",
 as everywhere in this package; torch's boolean ``attn_mask`` uses True for "may *not* attend".
@@ -91,6 +95,29 @@ class MultiHeadAttention(nn.Module):
         v = split_heads(self.W_V(value), self.num_heads)         # (B, H, T_k, d_head)
         out, weights = scaled_dot_product_attention(q, k, v, mask)   # (B, H, T_q, d_head), (B, H, T_q, T_k)
         return self.W_O(merge_heads(out)), weights                # (B, T_q, E)
+
+    def heads_kv(self, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values projected and split into heads, ``(k, v)`` each (B, H, T_k, d_head): what a
+        KV cache keeps so that later queries need not project the same positions again."""
+        self._check(key, key, value, None)
+        return split_heads(self.W_K(key), self.num_heads), split_heads(self.W_V(value), self.num_heads)
+
+    def attend(self, query: torch.Tensor, kv: tuple[torch.Tensor, torch.Tensor],
+               mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``forward`` with keys and values already in heads, ``kv = heads_kv(key, value)``:
+        ``query`` (B, T_q, E) -> ``(output (B, T_q, E), weights (B, H, T_q, T_k))``, the same numbers
+        as ``forward(query, key, value, mask)``."""
+        k, v = kv
+        if k.dim() != 4 or k.shape != v.shape or k.shape[1] != self.num_heads or k.shape[3] != self.head_dim:
+            raise ValueError(f"kv must be two tensors (batch, heads={self.num_heads}, T_k, d_head={self.head_dim}), "
+                             f"got {tuple(k.shape)} and {tuple(v.shape)}")
+        stand_in = query.new_empty(1, 1, 1).expand(k.shape[0], k.shape[2], self.embed_dim)   # keys' shape, no memory
+        self._check(query, stand_in, stand_in, mask)
+        if mask is not None and mask.dim() <= 3:
+            mask = mask.reshape((1,) * (3 - mask.dim()) + tuple(mask.shape)).unsqueeze(1)
+        q = split_heads(self.W_Q(query), self.num_heads)                 # (B, H, T_q, d_head)
+        out, weights = scaled_dot_product_attention(q, k, v, mask)       # (B, H, T_q, d_head), (B, H, T_q, T_k)
+        return self.W_O(merge_heads(out)), weights                      # (B, T_q, E)
 
     def _check(self, query, key, value, mask) -> None:
         E = self.embed_dim

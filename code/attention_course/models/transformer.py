@@ -23,6 +23,7 @@ serve both. The model knows no task: vocabulary sizes and the longest length are
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -33,7 +34,8 @@ from ..layers.multihead import MultiHeadAttention
 from ..tokens import PAD
 from ..validate import check_decoder_input, check_source
 
-__all__ = ["sinusoidal_positions", "PositionalEncoding", "FeedForward", "EncoderLayer", "DecoderLayer", "Transformer"]
+__all__ = ["sinusoidal_positions", "PositionalEncoding", "FeedForward", "EncoderLayer", "DecoderLayer", "DecodeState",
+           "Transformer"]
 
 
 def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
@@ -57,16 +59,17 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.register_buffer("pe", sinusoidal_positions(max_len, d_model), persistent=False)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        self._check(x)
-        return x + self.pe[: x.shape[1]].to(x.dtype)                # (B, T, d_model)
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """``x`` holds positions ``offset .. offset + T - 1`` (``offset`` > 0 when decoding step by step)."""
+        self._check(x, offset)
+        return x + self.pe[offset: offset + x.shape[1]].to(x.dtype)     # (B, T, d_model)
 
-    def _check(self, x: torch.Tensor) -> None:
+    def _check(self, x: torch.Tensor, offset: int) -> None:
         max_len, d_model = self.pe.shape
         if x.dim() != 3 or x.shape[-1] != d_model:
             raise ValueError(f"x must have shape (batch, T, d_model={d_model}), got {tuple(x.shape)}")
-        if x.shape[1] > max_len:
-            raise ValueError(f"sequence of length {x.shape[1]} is longer than max_len={max_len}")
+        if offset + x.shape[1] > max_len:
+            raise ValueError(f"sequence of length {offset + x.shape[1]} is longer than max_len={max_len}")
 
 
 class FeedForward(nn.Module):
@@ -119,6 +122,34 @@ class DecoderLayer(nn.Module):
         y = y + self.ff(self.norm3(y))
         return y, self_weights, cross_weights
 
+    def step(self, y: torch.Tensor, self_kv, cross_kv, memory_mask: torch.Tensor | None = None):
+        """``forward`` for the newest position only, with a KV cache: ``y`` (B, 1, d) is the newest
+        position's input, ``self_kv`` the heads' keys and values (B, H, t, d_head) of the positions
+        before it, ``cross_kv`` those of the memory. Returns ``(y (B, 1, d), self_kv with this
+        position appended)``. No causal mask is needed: the cache holds only earlier positions."""
+        h = self.norm1(y)
+        k, v = self.self_attn.heads_kv(h, h)                                     # (B, H, 1, d_head) each
+        self_kv = (torch.cat([self_kv[0], k], dim=2), torch.cat([self_kv[1], v], dim=2))   # (B, H, t + 1, d_head)
+        y = y + self.self_attn.attend(h, self_kv)[0]
+        y = y + self.cross_attn.attend(self.norm2(y), cross_kv, memory_mask)[0]
+        y = y + self.ff(self.norm3(y))
+        return y, self_kv
+
+
+class DecodeState(NamedTuple):
+    """What :meth:`Transformer.step` carries from one output step to the next; every tensor is batch-first.
+
+    ``memory`` (B, S, d) and ``src_mask`` (B, 1, S): the encoded source. ``ids`` (B, t): the tokens fed
+    in so far. With the KV cache, ``cross_kv`` holds each decoder layer's cross-attention keys and values
+    (B, H, S, d_head) and ``self_kv`` its self-attention keys and values of the t positions so far
+    (B, H, t, d_head); without it both are None."""
+
+    memory: torch.Tensor
+    src_mask: torch.Tensor
+    ids: torch.Tensor
+    cross_kv: tuple | None
+    self_kv: tuple | None
+
 
 class Transformer(nn.Module):
     """Encoder-decoder Transformer over token ids, batch-first.
@@ -126,12 +157,14 @@ class Transformer(nn.Module):
     ``forward(src (B, S), lengths (B,), tgt_in (B, T)) -> logits (B, T, tgt_vocab_size)``;
     ``greedy_decode(src, lengths, max_len) -> ids (B, max_len)``, ``PAD`` after ``EOS``;
     ``attention_maps(src, lengths, tgt_in)`` -> every layer's weights, per head.
+    ``kv_cache`` (default True): decode with a cache of keys and values (:meth:`step`); False
+    recomputes the decoder over the whole output at every step (same tokens, more work).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64, num_heads: int = 4,
-                 num_layers: int = 2, d_ff: int = 128, max_len: int = 64):
+                 num_layers: int = 2, d_ff: int = 128, max_len: int = 64, kv_cache: bool = True):
         super().__init__()
-        self.d_model = d_model
+        self.d_model, self.kv_cache = d_model, kv_cache
         self.src_embed = nn.Embedding(src_vocab_size, d_model, padding_idx=PAD)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model, padding_idx=PAD)
         self.positions = PositionalEncoding(d_model, max_len)
@@ -178,18 +211,35 @@ class Transformer(nn.Module):
         _, dec, cross = self.decode(tgt_in, memory, src_mask)
         return {"encoder": enc, "decoder": dec, "cross": cross}
 
-    def start(self, src: torch.Tensor, lengths: torch.Tensor):
-        """The decoding state (see :mod:`attention_course.decoding`): memory, mask, the ids written so far."""
+    def start(self, src: torch.Tensor, lengths: torch.Tensor) -> DecodeState:
+        """The decoding state (see :mod:`attention_course.decoding`): the encoded source, no output yet,
+        and, if ``self.kv_cache``, each decoder layer's cross-attention keys and values computed once."""
         memory, src_mask, _ = self.encode(src, lengths)
-        return memory, src_mask, src.new_empty((src.shape[0], 0))
+        ids = src.new_empty((src.shape[0], 0))
+        if not self.kv_cache:
+            return DecodeState(memory, src_mask, ids, None, None)
+        empty = memory.new_empty(src.shape[0], self.decoder[0].self_attn.num_heads, 0,
+                                 self.decoder[0].self_attn.head_dim)         # (B, H, 0, d_head)
+        cross_kv = tuple(layer.cross_attn.heads_kv(memory, memory) for layer in self.decoder)
+        return DecodeState(memory, src_mask, ids, cross_kv, tuple((empty, empty) for _ in self.decoder))
 
-    def step(self, state, prev: torch.Tensor):
-        """One output step: ``prev`` (B,) -> (logits (B, V), new state, no weights). No cache: the
-        decoder re-reads its whole output so far (the outputs are short)."""
-        memory, src_mask, ids = state
-        ids = torch.cat([ids, prev[:, None]], dim=1)                          # (B, t)
-        logits, _, _ = self.decode(ids, memory, src_mask)
-        return logits[:, -1], (memory, src_mask, ids), None                   # the newest position only
+    def step(self, state: DecodeState, prev: torch.Tensor):
+        """One output step: ``prev`` (B,) -> (logits (B, V), new state, no weights).
+
+        With the KV cache only the newest position goes through the decoder, its keys and values
+        appended to each layer's cache; without it the decoder re-reads its whole output so far.
+        Both give the same logits (up to rounding) and so the same tokens."""
+        ids = torch.cat([state.ids, prev[:, None]], dim=1)                     # (B, t)
+        if state.self_kv is None:                                              # full recomputation
+            logits, _, _ = self.decode(ids, state.memory, state.src_mask)
+            return logits[:, -1], state._replace(ids=ids), None                # the newest position only
+        y = self.positions(self.tgt_embed(prev[:, None]), offset=ids.shape[1] - 1)   # (B, 1, d)
+        self_kv = []
+        for layer, past, cross in zip(self.decoder, state.self_kv, state.cross_kv):
+            y, kv = layer.step(y, past, cross, state.src_mask)
+            self_kv.append(kv)
+        logits = self.out(self.decoder_norm(y))[:, 0]                          # (B, V)
+        return logits, state._replace(ids=ids, self_kv=tuple(self_kv)), None
 
     def greedy_decode(self, src: torch.Tensor, lengths: torch.Tensor, max_len: int, chunk: int = 1000) -> torch.Tensor:
         """(B, max_len) token ids, ``PAD`` after each row's ``EOS``; the encoder runs once. Rows are

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch import nn
 
-from ...layers.multihead import MultiHeadAttention, split_heads
+from ...layers.multihead import MultiHeadAttention, merge_heads, split_heads
 from ...models.transformer import sinusoidal_positions
-from ._base import CheckFailed, as_float, call, ok
+from ._base import CheckFailed, as_float, as_tensor, call, ok
 
-__all__ = ["check_split_heads", "check_to_torch", "check_positions"]
+__all__ = ["check_split_heads", "check_split_heads_time_first", "check_merge_detector", "WRONG_MERGES",
+           "check_to_torch", "check_positions", "check_three_lookup"]
 
 
 def _shape(x) -> str:
@@ -133,3 +135,114 @@ def check_positions(fn: Callable[[int, int], torch.Tensor]) -> None:
     t_bad, f_bad = (~torch.isclose(got, want, atol=1e-5)).nonzero()[0].tolist()
     raise CheckFailed(f"position {t_bad}, feature {f_bad}: got {got[t_bad, f_bad].item():.4f}, expected "
                       f"{want[t_bad, f_bad].item():.4f}")
+
+
+# Exercise 4.1: split a time-first tensor into heads ----------------------------------------------
+
+def check_split_heads_time_first(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+    """``fn(x (T, B, E), num_heads) -> (B, H, T, E / H)``: torch's time-first layout into the package's heads,
+    head h holding features h*d .. (h+1)*d - 1 of every position."""
+    T, B, E, H = 5, 2, 12, 3
+    d = E // H
+    x = torch.arange(T * B * E, dtype=torch.float32).reshape(T, B, E)
+    want = split_heads(x.transpose(0, 1), H).double()
+    got = as_float(call(fn, x.clone(), H), "the heads")
+    if got.shape == (T, H, B, d):
+        raise CheckFailed(f"shape {_shape(got)} is (T, heads, batch, d_head): the input is time-first (T, B, E), "
+                          f"so batch and time are swapped; bring the batch axis to the front")
+    if got.shape != want.shape:
+        raise CheckFailed(f"for x of shape (T, B, E) = {(T, B, E)} and {H} heads expected (batch, heads, T, d_head) "
+                          f"= {tuple(want.shape)}, got {_shape(got)}")
+    if torch.equal(got, want):
+        ok("batch first, then each head holds a block of consecutive features at every time step.")
+        return
+    x = x.double()
+    if torch.equal(got, x.reshape(B, H, T, d)):
+        raise CheckFailed("you reshaped (T, B, E) straight to (B, H, T, d_head): memory is read in its stored order, "
+                          "so a 'head' holds pieces of several positions and examples. Split the feature axis first, "
+                          "(T, B, H, d_head), then permute the axes")
+    if torch.equal(got, x.view(T, B, d, H).permute(1, 3, 0, 2)):
+        raise CheckFailed("head h got the strided features h, h+H, h+2H, ...: split the feature axis as (H, d_head), "
+                          "not (d_head, H)")
+    b, h, t, f = (got != want).nonzero()[0].tolist()
+    raise CheckFailed(f"batch {b}, head {h}, time {t}, feature {f}: got {got[b, h, t, f].item():g}, expected "
+                      f"{want[b, h, t, f].item():g} (x[{t}, {b}, {h * d + f}])")
+
+
+# Exercise 4.2: find the head-merge bug -----------------------------------------------------------
+
+def _merge_straight(x: torch.Tensor) -> torch.Tensor:
+    """A plausible wrong merge: reshape (B, H, T, d) straight to (B, T, H d), no transpose."""
+    B, H, T, d = x.shape
+    return x.reshape(B, T, H * d)
+
+
+def _merge_strided(x: torch.Tensor) -> torch.Tensor:
+    """A wrong merge that interleaves the heads' features: feature f of head h lands at f H + h."""
+    B, H, T, d = x.shape
+    return x.permute(0, 2, 3, 1).reshape(B, T, H * d)
+
+
+def _merge_permute_first(x: torch.Tensor) -> torch.Tensor:
+    B, H, T, d = x.shape
+    return x.reshape(B, H * d, T).transpose(1, 2)
+
+
+WRONG_MERGES = {"reshaped straight, no transpose": _merge_straight, "heads interleaved": _merge_strided,
+                "transposed after the reshape": _merge_permute_first}
+
+
+def check_merge_detector(fn: Callable[[Callable[[torch.Tensor], torch.Tensor]], bool]) -> None:
+    """``fn(merge) -> bool``: True if ``merge`` (B, H, T, d_head) -> (B, T, H d_head) is the inverse of
+    :func:`split_heads`, False for a merge that returns the right shape with the wrong content. Run on the
+    package's merge and on the wrong merges of ``WRONG_MERGES``, which a shape check cannot tell apart."""
+    verdict = call(fn, merge_heads)
+    if verdict is not True and verdict is not False:
+        raise CheckFailed(f"your detector must return True or False, got {verdict!r}")
+    if not verdict:
+        raise CheckFailed("your detector rejects the package's merge_heads, which is correct")
+    for name, wrong in WRONG_MERGES.items():
+        if call(fn, wrong) is not False:
+            raise CheckFailed(f"your detector accepts a wrong merge ({name}); its output has the right shape, so "
+                              f"compare contents: give it a tensor whose entries name their head, position and "
+                              f"feature")
+    ok(f"your detector accepts merge_heads and catches all {len(WRONG_MERGES)} wrong merges.")
+
+
+# Exercise 4.4: build the three-lookup task -------------------------------------------------------
+
+def check_three_lookup(fn: Callable[[np.random.Generator, int], tuple]) -> None:
+    """``fn(rng, n) -> (vectors (n, 8, 4), markers (n, 8), answer (n, 3, 4))``: three distinct items
+    marked 1, 2, 3 (0 elsewhere), the answer their vectors in the order of the marks."""
+    n = 400
+    out = call(fn, np.random.default_rng(0), n)
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise CheckFailed(f"expected a tuple (vectors, markers, answer), got {type(out).__name__}")
+    vectors, markers, answer = (as_float(out[0], "vectors"), as_tensor(out[1], "markers"),
+                                as_float(out[2], "answer"))
+    expected = (("vectors", vectors, (n, 8, 4)), ("markers", markers, (n, 8)), ("answer", answer, (n, 3, 4)))
+    for what, t, shape in expected:
+        if tuple(t.shape) != shape:
+            raise CheckFailed(f"{what} should have shape {shape}, got {_shape(t)}")
+    markers = markers.long()
+    for mark in (1, 2, 3):
+        counts = (markers == mark).sum(1)
+        if not (counts == 1).all():
+            row = int((counts != 1).nonzero()[0])
+            raise CheckFailed(f"row {row} has {int(counts[row])} items marked {mark}: each mark goes on exactly one "
+                              f"item (draw three distinct positions, e.g. from a permutation)")
+    if not ((markers >= 0) & (markers <= 3)).all():
+        raise CheckFailed("markers must be 0 (unmarked) or 1, 2, 3")
+    rows = torch.arange(n)
+    for slot in range(3):
+        at = (markers == slot + 1).long().argmax(1)
+        if not torch.allclose(answer[:, slot], vectors[rows, at], atol=1e-6):
+            raise CheckFailed(f"answer[:, {slot}] is not the vector of the item marked {slot + 1}")
+    where = (markers == 1).long().argmax(1)
+    if len(set(where.tolist())) < 8 or (where == 0).float().mean() > 0.3:
+        raise CheckFailed("the item marked 1 is not placed at random positions: with fixed positions the task "
+                          "could be solved from position alone")
+    if vectors.std() < 0.5:
+        raise CheckFailed(f"the vectors hardly vary (standard deviation {vectors.std().item():.3f}): draw them at "
+                          f"random, e.g. standard normal")
+    ok("three distinct marked items at random positions, and the answer reads them in the order of the marks.")
