@@ -40,9 +40,10 @@ help:
 	@echo "make clean      remove $(BUILD)/ (keeps $(VENV)/); make distclean also removes $(VENV)/"
 
 # (Re)install the pinned environment whenever a pin or the package metadata changes.
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+$(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -r requirements.txt -c constraints.txt -e .
+	$(BIN)/python -m pip install --no-deps -r requirements-nodeps.txt -c constraints.txt
 	touch $@
 
 book: build-book
