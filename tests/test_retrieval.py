@@ -6,7 +6,11 @@ import pytest
 import torch
 from attention_course import scaled_dot_product_attention, seed_everything
 from attention_course.analysis.cca import cca
-from attention_course.analysis.retrieval import whitened_bilinear, whitened_subspace_angles
+from attention_course.analysis.retrieval import (
+    matched_direction_angles,
+    whitened_bilinear,
+    whitened_subspace_angles,
+)
 from attention_course.models.retrieval import RetrievalHead, retrieval_loss, train_retrieval
 from attention_course.tasks.views import planted_views, squared_views
 
@@ -104,6 +108,29 @@ def test_whitened_bilinear_of_cca_map_is_a_partial_isometry():
         whitened_bilinear(W.T, r.cov_xx, r.cov_yy[:3, :3])
     with pytest.raises(ValueError, match="k must lie"):
         whitened_subspace_angles(W, r, k=5)
+
+
+def test_matched_direction_angles_see_order_and_rotation_that_subspace_angles_miss():
+    v = planted_views(np.random.default_rng(5), 4000, [0.8, 0.5, 0.3], 4, 4)
+    r = cca(v.x, v.y)
+    # The whitened map U diag(s) V^T is W = C_xx^-1/2 U diag(s) V^T C_yy^-1/2 = A diag(s) B^T (CCA weights).
+    Wx, Wy = r.x_weights, r.y_weights
+    good = matched_direction_angles(Wx[:, :3] @ np.diag([3.0, 2.0, 1.0]) @ Wy[:, :3].T, r, k=3)
+    assert np.allclose(np.diag(good["x"]), 0, atol=1e-5) and np.allclose(np.diag(good["y"]), 0, atol=1e-5)
+    assert np.allclose(good["x"] + np.eye(3) * 90, 90, atol=1e-5)     # off-diagonal: orthogonal
+    assert np.allclose(good["singular_values"], [3, 2, 1])
+    # Same subspaces, order of the first two swapped: subspace angles see nothing, matching does.
+    swapped = Wx[:, :3] @ np.diag([2.0, 3.0, 1.0]) @ Wy[:, :3].T
+    assert np.allclose(whitened_subspace_angles(swapped, r, 3)["x"], 0, atol=1e-5)
+    bad = matched_direction_angles(swapped, r, k=3)
+    assert np.allclose(np.diag(bad["x"]), [90, 90, 0], atol=1e-5)
+    # A rotation by 30 degrees inside the top-2 span: matched angles are 30 degrees.
+    c, s_ = np.cos(np.radians(30)), np.sin(np.radians(30))
+    R = np.array([[c, -s_], [s_, c]])
+    rotated = matched_direction_angles((Wx[:, :2] @ R) @ np.diag([3.0, 1.0]) @ (Wy[:, :2] @ R).T, r, k=2)
+    assert np.allclose(np.diag(rotated["x"]), 30, atol=1e-5) and np.allclose(np.diag(rotated["y"]), 30, atol=1e-5)
+    with pytest.raises(ValueError, match="k must lie"):
+        matched_direction_angles(swapped, r, k=5)
 
 
 def test_large_batch_optimum_is_the_whitened_cross_covariance():

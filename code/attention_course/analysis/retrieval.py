@@ -7,7 +7,7 @@ import numpy as np
 
 from .cca import CCAResult, principal_angles, sqrt_psd
 
-__all__ = ["whitened_bilinear", "whitened_subspace_angles"]
+__all__ = ["matched_direction_angles", "whitened_bilinear", "whitened_subspace_angles"]
 
 
 def whitened_bilinear(W: np.ndarray, cov_xx: np.ndarray, cov_yy: np.ndarray) -> np.ndarray:
@@ -32,3 +32,24 @@ def whitened_subspace_angles(W: np.ndarray, result: CCAResult, k: int) -> dict[s
     return {"x": principal_angles(U[:, :k], result.x_directions[:, :k]),
             "y": principal_angles(Vt[:k].T, result.y_directions[:, :k]),
             "singular_values": s}
+
+
+def matched_direction_angles(W: np.ndarray, result: CCAResult, k: int) -> dict[str, np.ndarray]:
+    """Angles in degrees between each of the top-k singular directions of W (p, q) in whitened
+    coordinates and each of CCA's top-k canonical directions, one pair of lines at a time.
+
+    Returns {"x": (k, k) on the query side, "y": (k, k) on the key side, "singular_values": (k,)},
+    where entry [i, j] is the angle between learned direction i and canonical direction j (a line
+    has no sign, so the angles lie in [0, 90]). The diagonal holds the matched pairs; a learned
+    direction is matched to its own canonical direction when its row is smallest on the diagonal.
+    Unlike subspace angles, these notice directions that rotate among themselves inside the top-k
+    span, or come out in another order.
+    """
+    if not 1 <= k <= result.x_weights.shape[1]:
+        raise ValueError(f"k must lie in [1, {result.x_weights.shape[1]}] (the CCA components), got {k}")
+    U, s, Vt = np.linalg.svd(whitened_bilinear(W, result.cov_xx, result.cov_yy))
+    learned = {"x": U[:, :k], "y": Vt[:k].T}
+    canonical = {"x": result.x_directions[:, :k], "y": result.y_directions[:, :k]}
+    angles = {side: np.array([[principal_angles(learned[side][:, [i]], canonical[side][:, [j]])[0]
+                               for j in range(k)] for i in range(k)]) for side in ("x", "y")}
+    return {**angles, "singular_values": s[:k]}

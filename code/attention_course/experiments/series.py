@@ -1,19 +1,20 @@
-"""Training and evaluating the horizon-attention forecaster on the synthetic series (Chapter 7)."""
+"""Training and evaluating the forecasters of Chapter 7, on fresh synthetic series or on fixed windows."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+from torch import nn
 
-from ..models.forecast import HorizonAttentionForecaster
-from ..tasks.series import make_series
+from ..models.forecast import LinearForecaster, _scale
+from ..tasks.series import SeriesBatch, make_series
 from ..train import fit
-from ..validate import check_steps
+from ..validate import check_steps, positive_int
 
-__all__ = ["train_forecaster", "mean_absolute_error"]
+__all__ = ["fit_least_squares", "mean_absolute_error", "train_forecaster", "train_on_windows"]
 
 
-def train_forecaster(model: HorizonAttentionForecaster, rng: np.random.Generator, steps: int = 1500,
+def train_forecaster(model: nn.Module, rng: np.random.Generator, steps: int = 1500,
                      batch_size: int = 64, lr: float = 3e-3, period: int = 12, **series_kwargs) -> list[float]:
     """Absolute-error training on fresh synthetic batches; returns the loss per step."""
     steps, device = check_steps(steps), next(model.parameters()).device
@@ -32,3 +33,40 @@ def mean_absolute_error(forecast: torch.Tensor, target: torch.Tensor) -> float:
     if forecast.shape != target.shape:
         raise ValueError(f"forecast {tuple(forecast.shape)} and target {tuple(target.shape)} differ in shape")
     return (forecast - target).abs().mean().item()
+
+
+def train_on_windows(model: nn.Module, data: SeriesBatch, steps: int, batch_size: int = 64, lr: float = 3e-3,
+                     seed: int = 0) -> list[float]:
+    """Absolute-error training on ``batch_size`` windows drawn at random (with a seeded generator)
+    from the fixed training windows ``data``; returns the loss per step."""
+    steps, batch_size = check_steps(steps), positive_int("batch_size", batch_size)
+    if batch_size > len(data.history):
+        raise ValueError(f"batch_size={batch_size} exceeds the {len(data.history)} training windows")
+    device, g = next(model.parameters()).device, torch.Generator().manual_seed(seed)
+    data = data.to(device)
+
+    def batch_loss() -> torch.Tensor:
+        idx = torch.randperm(len(data.history), generator=g)[:batch_size].to(device)
+        forecast, _ = model(data.history[idx], data.history_events[idx], data.future_events[idx])
+        return (forecast - data.target[idx]).abs().mean()
+
+    return fit(model, batch_loss, steps, lr, decay="linear")["loss"]
+
+
+def fit_least_squares(model: LinearForecaster, data: SeriesBatch, ridge: float = 1e-3) -> LinearForecaster:
+    """Fit ``model`` to the windows ``data`` in closed form: ridge least squares of the scaled
+    targets on :meth:`~attention_course.models.forecast.LinearForecaster.features` (and a bias),
+    in float64. The squared error makes it a mean forecast, where the trained models forecast the
+    median; returns the model."""
+    if not ridge >= 0:
+        raise ValueError(f"ridge must be >= 0, got {ridge!r}")
+    with torch.no_grad():
+        feats = model.features(data.history, data.history_events, data.future_events).double()
+        mean, scale = _scale(data.history)
+        target = ((data.target - mean) / scale).double()                    # (N, H) in scaled units
+        design = torch.cat([feats, torch.ones(len(feats), 1, dtype=torch.float64)], dim=1)
+        gram = design.T @ design + ridge * torch.eye(design.shape[1], dtype=torch.float64)
+        coef = torch.linalg.solve(gram, design.T @ target)                  # (2L + H + 1, H)
+        model.linear.weight.copy_(coef[:-1].T.to(model.linear.weight.dtype))
+        model.linear.bias.copy_(coef[-1].to(model.linear.bias.dtype))
+    return model.eval()

@@ -29,8 +29,27 @@ from torch import nn
 
 from ..layers.multihead import MultiHeadAttention
 from ..validate import check_matches_module
+from .ablation import mix_values
 
-__all__ = ["HorizonAttentionForecaster"]
+__all__ = ["HorizonAttentionForecaster", "LinearForecaster", "RecurrentForecaster"]
+
+
+def _scale(history: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each series' history mean and standard deviation, (B, 1) each: models work in these units."""
+    return history.mean(1, keepdim=True), history.std(1, keepdim=True) + 1e-3
+
+
+def _check_inputs(model: nn.Module, history: torch.Tensor, history_events: torch.Tensor,
+                  future_events: torch.Tensor) -> None:
+    B, L, H = (history.shape[0] if isinstance(history, torch.Tensor) and history.dim() else 0), model.history, \
+        model.horizon
+    for name, t, shape in (("history", history, (B, L)), ("history_events", history_events, (B, L)),
+                           ("future_events", future_events, (B, H))):
+        if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape:
+            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise ValueError(f"{name} must have shape {shape} (batch, {'L' if name != 'future_events' else 'H'}), "
+                             f"got {got}")
+    check_matches_module(model, history=history, history_events=history_events, future_events=future_events)
 
 
 class HorizonAttentionForecaster(nn.Module):
@@ -43,7 +62,8 @@ class HorizonAttentionForecaster(nn.Module):
     history's mean and standard deviation, and the forecast is scaled back.
 
     ``forward(history (B, L), history_events (B, L), future_events (B, H))`` returns
-    ``(forecast (B, H), weights (B, heads, H, L))``.
+    ``(forecast (B, H), weights (B, heads, H, L))``. For ablations, ``weights_transform`` (None:
+    off) replaces the weights the values are mixed with (see :mod:`attention_course.models.ablation`).
     """
 
     def __init__(self, history: int = 48, horizon: int = 12, d_model: int = 32, num_heads: int = 2):
@@ -55,24 +75,76 @@ class HorizonAttentionForecaster(nn.Module):
         self.embed_future = nn.Linear(1, d_model)                       # scheduled event flag -> d
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.head = nn.Sequential(nn.Linear(2 * d_model, 2 * d_model), nn.ReLU(), nn.Linear(2 * d_model, 1))
+        self.weights_transform = None
 
     def forward(self, history: torch.Tensor, history_events: torch.Tensor,
                 future_events: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        self._check(history, history_events, future_events)
-        mean = history.mean(1, keepdim=True)                                  # (B, 1)
-        scale = history.std(1, keepdim=True) + 1e-3                           # (B, 1)
+        _check_inputs(self, history, history_events, future_events)
+        mean, scale = _scale(history)                                         # (B, 1) each
         past = torch.stack([(history - mean) / scale, history_events], dim=-1)   # (B, L, 2)
         memory = self.embed_past(past) + self.position                         # (B, L, d)
         queries = self.horizon_query + self.embed_future(future_events[..., None])   # (B, H, d)
         context, weights = self.attention(queries, memory, memory)             # (B, H, d), (B, heads, H, L)
+        if self.weights_transform is not None:                                 # ablation: other weights, same values
+            weights = self.weights_transform(weights)
+            context = mix_values(self.attention, weights, memory)
         out = self.head(torch.cat([context, queries], dim=-1)).squeeze(-1)     # (B, H), in scaled units
         return mean + scale * out, weights
 
-    def _check(self, history: torch.Tensor, history_events: torch.Tensor, future_events: torch.Tensor) -> None:
-        B, L, H = history.shape[0], self.history, self.horizon
-        for name, t, shape in (("history", history, (B, L)), ("history_events", history_events, (B, L)),
-                               ("future_events", future_events, (B, H))):
-            if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape:
-                got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-                raise ValueError(f"{name} must have shape {shape} (batch, {'L' if shape[1] == L else 'H'}), got {got}")
-        check_matches_module(self, history=history, history_events=history_events, future_events=future_events)
+
+class RecurrentForecaster(nn.Module):
+    """The same inputs and read-out as :class:`HorizonAttentionForecaster`, a GRU instead of attention.
+
+    A GRU reads the history's (scaled value, event flag) pairs in order; its last state, projected,
+    replaces the attention context of every horizon. The queries (a learned vector per horizon
+    plus the embedded scheduled-event flag) and the feed-forward read-out are as in the attention
+    model, so the comparison changes one thing: how the history is summarised.
+    ``forward(...)`` returns ``(forecast (B, H), None)``.
+    """
+
+    def __init__(self, history: int = 48, horizon: int = 12, d_model: int = 32, hidden: int = 32):
+        super().__init__()
+        self.history, self.horizon = history, horizon
+        self.gru = nn.GRU(2, hidden, batch_first=True)
+        self.summary = nn.Linear(hidden, d_model)
+        self.horizon_query = nn.Parameter(0.1 * torch.randn(horizon, d_model))
+        self.embed_future = nn.Linear(1, d_model)
+        self.head = nn.Sequential(nn.Linear(2 * d_model, 2 * d_model), nn.ReLU(), nn.Linear(2 * d_model, 1))
+
+    def forward(self, history: torch.Tensor, history_events: torch.Tensor,
+                future_events: torch.Tensor) -> tuple[torch.Tensor, None]:
+        _check_inputs(self, history, history_events, future_events)
+        mean, scale = _scale(history)
+        past = torch.stack([(history - mean) / scale, history_events], dim=-1)    # (B, L, 2)
+        _, last = self.gru(past)                                                  # (1, B, hidden)
+        queries = self.horizon_query + self.embed_future(future_events[..., None])   # (B, H, d)
+        context = self.summary(last[0])[:, None, :].expand_as(queries)           # (B, H, d)
+        out = self.head(torch.cat([context, queries], dim=-1)).squeeze(-1)        # (B, H)
+        return mean + scale * out, None
+
+
+class LinearForecaster(nn.Module):
+    """A linear map from the same inputs to the H forecasts, in each series' scaled units.
+
+    Inputs: the scaled history (L), its event flags (L) and the scheduled event flags (H); one
+    linear layer gives the H scaled forecasts. Fitted in closed form by least squares
+    (:func:`attention_course.experiments.series.fit_least_squares`). ``forward`` returns
+    ``(forecast (B, H), None)``.
+    """
+
+    def __init__(self, history: int = 48, horizon: int = 12):
+        super().__init__()
+        self.history, self.horizon = history, horizon
+        self.linear = nn.Linear(2 * history + horizon, horizon)
+
+    def features(self, history: torch.Tensor, history_events: torch.Tensor,
+                 future_events: torch.Tensor) -> torch.Tensor:
+        """(B, 2L + H): scaled history, history events, future events."""
+        _check_inputs(self, history, history_events, future_events)
+        mean, scale = _scale(history)
+        return torch.cat([(history - mean) / scale, history_events, future_events], dim=1)
+
+    def forward(self, history: torch.Tensor, history_events: torch.Tensor,
+                future_events: torch.Tensor) -> tuple[torch.Tensor, None]:
+        mean, scale = _scale(history)
+        return mean + scale * self.linear(self.features(history, history_events, future_events)), None

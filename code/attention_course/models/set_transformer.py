@@ -5,7 +5,7 @@ are listed. Attention without positional encodings has that property built in: p
 keys and values permutes the terms of a sum, and permuting the queries permutes the output
 rows. The paper builds everything from one block,
 
-    MAB(X, Y) = LayerNorm(H + rFF(H)),   H = LayerNorm(X + MultiHead(X, Y, Y))
+    MAB(X, Y) = LayerNorm(A + rFF(A)),   A = LayerNorm(X + MultiHead(X, Y, Y))
 
 (queries from X, keys and values from Y; rFF is a feed-forward net applied to each row), and
 three uses of it:
@@ -34,6 +34,7 @@ from torch import nn
 
 from ..layers.multihead import MultiHeadAttention
 from ..validate import check_matches_module
+from .ablation import mix_values
 
 __all__ = ["MAB", "SAB", "ISAB", "PMA", "PooledSetModel", "SetTransformerModel"]
 
@@ -77,6 +78,7 @@ class MAB(nn.Module):
         self.norm1 = nn.LayerNorm(dim) if layer_norm else nn.Identity()
         self.norm2 = nn.LayerNorm(dim) if layer_norm else nn.Identity()
         self.last_weights: torch.Tensor | None = None
+        self.weights_transform = None          # ablations: replaces the weights (see models.ablation)
 
     def forward(self, X: torch.Tensor, Y: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         _check_set(X, self.dim, "X", self)
@@ -84,9 +86,14 @@ class MAB(nn.Module):
         _check_mask(mask, Y)
         key_mask = None if mask is None else mask[:, None, :]           # (B, 1, m): same for every query
         attended, weights = self.attention(X, Y, Y, key_mask)          # (B, n, d), (B, heads, n, m)
+        if self.weights_transform is not None:                         # ablation: other weights, same values
+            if mask is not None:
+                raise ValueError("an ablation replaces the weights of unpadded sets only: pass mask=None")
+            weights = self.weights_transform(weights)
+            attended = mix_values(self.attention, weights, Y)
         self.last_weights = weights.detach()
-        H = self.norm1(X + attended)
-        return self.norm2(H + self.rff(H))
+        A = self.norm1(X + attended)                                    # (B, n, d)
+        return self.norm2(A + self.rff(A))
 
 
 class SAB(nn.Module):
@@ -122,8 +129,8 @@ class ISAB(nn.Module):
         _check_set(X, self.inducing.shape[-1], "X", self)
         _check_mask(mask, X)
         X = _zero_padding(X, mask)                                            # padded rows: queries of zeros
-        H = self.mab_in(self.inducing.expand(X.shape[0], -1, -1), X, mask)   # (B, m, d)
-        return self.mab_out(X, H)                                             # (B, n, d)
+        summary = self.mab_in(self.inducing.expand(X.shape[0], -1, -1), X, mask)   # (B, m, d)
+        return self.mab_out(X, summary)                                        # (B, n, d)
 
 
 class PMA(nn.Module):
