@@ -12,3 +12,13 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per browser-test module (tests/test_browser*.py); Playwright is
+    imported only when a test asks for it."""
+    from browser_support import chromium, require_browser
+
+    with chromium(require_browser()) as b:
+        yield b

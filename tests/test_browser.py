@@ -18,7 +18,7 @@ import urllib.request
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from browser_support import SITE, Watch, chromium, require_browser, screenshot, serve
+from browser_support import SITE, Watch, require_browser, screenshot, serve
 
 # Pages Sphinx generates that are not content: checked through the links that point at them.
 SKIP_PAGES = {"genindex.html", "py-modindex.html", "search.html"}
@@ -50,12 +50,6 @@ def base_url():
         pytest.fail(f"{SITE / 'index.html'} is missing: run `make book` first", pytrace=False)
     with serve(SITE) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(sync_playwright) as b:
-        yield b
 
 
 class _Tab:

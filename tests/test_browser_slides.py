@@ -19,7 +19,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from browser_support import ROOT, Watch, chromium, require_browser, serve
+from browser_support import ROOT, Watch, require_browser, serve
 
 sync_playwright = require_browser()
 
@@ -49,12 +49,6 @@ def decks():
     write_slides(ROOT / "chapters", OUT, ROOT / "book" / "references.bib")
     with serve(OUT) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(sync_playwright) as b:
-        yield b
 
 
 def step_through(page, url: str, shots) -> tuple[int, list[str]]:

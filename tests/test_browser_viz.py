@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 import pytest
-from browser_support import SITE, Watch, chromium, require_browser, screenshot, serve
+from browser_support import SITE, Watch, require_browser, screenshot, serve
 
 sync_playwright = require_browser()
 
@@ -41,12 +41,6 @@ def _explorer_pages() -> list[str]:
 EXPLORER_PAGES = _explorer_pages()
 
 # --------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(sync_playwright) as b:
-        yield b
 
 
 @pytest.fixture(scope="module")
