@@ -73,14 +73,17 @@ def main() -> int:
 
     seed_everything(0)
     report["metrics"].update(run_all())
-    jb = Path(sys.executable).with_name("jupyter-book")
-    start = time.perf_counter()
-    subprocess.run([str(jb), "build", str(ROOT), "--all", "-n", "-W", "--keep-going", "-q"],
-                   check=True, cwd=ROOT, capture_output=True)
-    report["book_build_seconds"] = round(time.perf_counter() - start, 2)
-
     out = ROOT / "_build" / "bench.json"
     out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")        # kept even if the book build below fails
+    jb = Path(sys.executable).with_name("jupyter-book")
+    start = time.perf_counter()
+    build = subprocess.run([str(jb), "build", str(ROOT), "--all", "-n", "-W", "--keep-going", "-q"],
+                           cwd=ROOT, capture_output=True, text=True)
+    if build.returncode != 0:
+        print((build.stdout + build.stderr)[-3000:], file=sys.stderr)
+        raise SystemExit(f"the book build failed; the chapters' figures are in {out.relative_to(ROOT)}")
+    report["book_build_seconds"] = round(time.perf_counter() - start, 2)
     out.write_text(json.dumps(report, indent=2) + "\n")
 
     print(f"{'chapter':32s} {'seconds':>8s} {'peak MiB':>9s}   (targets: <= 90 s, <= 2048 MiB)")

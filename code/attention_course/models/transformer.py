@@ -7,12 +7,15 @@ Each layer is a few sublayers, each wrapped as ``x = x + sublayer(LayerNorm(x))`
 residual connection keeps an identity path from input to output, the layer norm keeps every
 sublayer's input at a fixed scale. (Normalising *before* the sublayer, "pre-LN", trains
 without the learning-rate warm-up that the original "post-LN" order needs; Xiong et al. 2020.)
+``norm="post"`` builds the original order, ``x = LayerNorm(x + sublayer(x))``, for comparison.
 
     EncoderLayer   self-attention (padding mask) -> feed-forward
     DecoderLayer   self-attention (causal mask) -> cross-attention to memory (padding mask) -> feed-forward
 
 Attention has no notion of order (permuting the tokens permutes the outputs), so the position
-of each token is added to its embedding as sines and cosines of different frequencies.
+of each token is added to its embedding: as sines and cosines of different frequencies
+(``positions="sinusoidal"``, the default), as a learned vector per position (``"learned"``), or
+not at all (``"none"``, to see what is lost).
 
 ``Transformer`` has the interface of :class:`~attention_course.models.rnn_attention.AttentionSeq2Seq`
 (``forward(src, lengths, tgt_in)``, ``greedy_decode(src, lengths, max_len)``), so the training
@@ -34,8 +37,8 @@ from ..layers.multihead import MultiHeadAttention
 from ..tokens import PAD
 from ..validate import check_decoder_input, check_source
 
-__all__ = ["sinusoidal_positions", "PositionalEncoding", "FeedForward", "EncoderLayer", "DecoderLayer", "DecodeState",
-           "Transformer"]
+__all__ = ["sinusoidal_positions", "PositionalEncoding", "LearnedPositions", "NoPositions", "FeedForward",
+           "EncoderLayer", "DecoderLayer", "DecodeState", "Transformer"]
 
 
 def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
@@ -72,6 +75,31 @@ class PositionalEncoding(nn.Module):
             raise ValueError(f"sequence of length {offset + x.shape[1]} is longer than max_len={max_len}")
 
 
+class LearnedPositions(PositionalEncoding):
+    """``forward(x (B, T, d_model)) -> x + P[:T]`` with a trained (max_len, d_model) table ``P``
+    (initialised N(0, 1), as ``nn.Embedding`` is); same interface and checks as :class:`PositionalEncoding`."""
+
+    def __init__(self, d_model: int, max_len: int = 64):
+        nn.Module.__init__(self)
+        self.pe = nn.Parameter(torch.randn(max_len, d_model))
+
+
+class NoPositions(PositionalEncoding):
+    """``forward(x) -> x``: no position information (the checks of :class:`PositionalEncoding` still apply)."""
+
+    def __init__(self, d_model: int, max_len: int = 64):
+        nn.Module.__init__(self)
+        self.register_buffer("pe", torch.zeros(max_len, d_model), persistent=False)   # holds the sizes only
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        self._check(x, offset)
+        return x
+
+
+POSITIONS = {"sinusoidal": PositionalEncoding, "learned": LearnedPositions, "none": NoPositions}
+NORMS = ("pre", "post")
+
+
 class FeedForward(nn.Module):
     """Position-wise: the same two-layer network on every position, (.., d_model) -> (.., d_model)."""
 
@@ -83,16 +111,28 @@ class FeedForward(nn.Module):
         return self.net(x)
 
 
-class EncoderLayer(nn.Module):
-    """``forward(x (B, S, d), mask) -> (x (B, S, d), weights (B, H, S, S))``."""
+def _check_norm(norm: str) -> str:
+    if norm not in NORMS:
+        raise ValueError(f"norm must be 'pre' or 'post' (where the layer norms sit), got {norm!r}")
+    return norm
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int):
+
+class EncoderLayer(nn.Module):
+    """``forward(x (B, S, d), mask) -> (x (B, S, d), weights (B, H, S, S))``. ``norm``: "pre" or "post"
+    (where the layer norms sit, see the module's docstring)."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, norm: str = "pre"):
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.ff = FeedForward(d_model, d_ff)
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.post = _check_norm(norm) == "post"
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        if self.post:                                      # LayerNorm(x + sublayer(x)), the original order
+            attended, weights = self.self_attn(x, x, x, mask)
+            x = self.norm1(x + attended)
+            return self.norm2(x + self.ff(x)), weights
         h = self.norm1(x)
         attended, weights = self.self_attn(h, h, h, mask)
         x = x + attended                                   # residual around self-attention
@@ -104,15 +144,22 @@ class DecoderLayer(nn.Module):
     """``forward(y (B, T, d), memory (B, S, d), self_mask, memory_mask)`` ->
     ``(y (B, T, d), self weights (B, H, T, T), cross weights (B, H, T, S))``."""
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int):
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, norm: str = "pre"):
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.cross_attn = MultiHeadAttention(d_model, num_heads)
         self.ff = FeedForward(d_model, d_ff)
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+        self.post = _check_norm(norm) == "post"
 
     def forward(self, y: torch.Tensor, memory: torch.Tensor, self_mask: torch.Tensor | None = None,
                 memory_mask: torch.Tensor | None = None):
+        if self.post:                                                            # the original order
+            attended, self_weights = self.self_attn(y, y, y, self_mask)
+            y = self.norm1(y + attended)
+            attended, cross_weights = self.cross_attn(y, memory, memory, memory_mask)
+            y = self.norm2(y + attended)
+            return self.norm3(y + self.ff(y)), self_weights, cross_weights
         h = self.norm1(y)
         attended, self_weights = self.self_attn(h, h, h, self_mask)              # the output so far
         y = y + attended
@@ -127,9 +174,13 @@ class DecoderLayer(nn.Module):
         position's input, ``self_kv`` the heads' keys and values (B, H, t, d_head) of the positions
         before it, ``cross_kv`` those of the memory. Returns ``(y (B, 1, d), self_kv with this
         position appended)``. No causal mask is needed: the cache holds only earlier positions."""
-        h = self.norm1(y)
+        h = y if self.post else self.norm1(y)                                    # the self-attention's input
         k, v = self.self_attn.heads_kv(h, h)                                     # (B, H, 1, d_head) each
         self_kv = (torch.cat([self_kv[0], k], dim=2), torch.cat([self_kv[1], v], dim=2))   # (B, H, t + 1, d_head)
+        if self.post:
+            y = self.norm1(y + self.self_attn.attend(h, self_kv)[0])
+            y = self.norm2(y + self.cross_attn.attend(y, cross_kv, memory_mask)[0])
+            return self.norm3(y + self.ff(y)), self_kv
         y = y + self.self_attn.attend(h, self_kv)[0]
         y = y + self.cross_attn.attend(self.norm2(y), cross_kv, memory_mask)[0]
         y = y + self.ff(self.norm3(y))
@@ -159,22 +210,32 @@ class Transformer(nn.Module):
     ``attention_maps(src, lengths, tgt_in)`` -> every layer's weights, per head.
     ``kv_cache`` (default True): decode with a cache of keys and values (:meth:`step`); False
     recomputes the decoder over the whole output at every step (same tokens, more work).
+    ``positions``: "sinusoidal" (default), "learned" or "none"; one table serves source and target.
+    ``norm``: "pre" (default) or "post"; with "post" there is no final layer norm after each stack,
+    since every layer already ends with one. ``scale_embeddings``: multiply the embeddings by
+    sqrt(d_model) before the positions are added, as Vaswani et al. do (default False).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64, num_heads: int = 4,
-                 num_layers: int = 2, d_ff: int = 128, max_len: int = 64, kv_cache: bool = True):
+                 num_layers: int = 2, d_ff: int = 128, max_len: int = 64, kv_cache: bool = True,
+                 positions: str = "sinusoidal", norm: str = "pre", scale_embeddings: bool = False):
         super().__init__()
+        if positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {sorted(POSITIONS)}, got {positions!r}")
         self.d_model, self.kv_cache = d_model, kv_cache
+        self.embed_scale = math.sqrt(d_model) if scale_embeddings else 1.0
         self.src_embed = nn.Embedding(src_vocab_size, d_model, padding_idx=PAD)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model, padding_idx=PAD)
-        self.positions = PositionalEncoding(d_model, max_len)
-        self.encoder = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff) for _ in range(num_layers))
-        self.decoder = nn.ModuleList(DecoderLayer(d_model, num_heads, d_ff) for _ in range(num_layers))
-        self.encoder_norm, self.decoder_norm = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.positions = POSITIONS[positions](d_model, max_len)
+        self.encoder = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff, norm) for _ in range(num_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(d_model, num_heads, d_ff, norm) for _ in range(num_layers))
+        final = nn.Identity if norm == "post" else nn.LayerNorm                # post-LN layers end normalised
+        self.encoder_norm, self.decoder_norm = final(d_model), final(d_model)
         self.out = nn.Linear(d_model, tgt_vocab_size)
 
-    def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
-        return self.positions(embedding(ids))                                   # (B, T, d)
+    def _embed(self, embedding: nn.Embedding, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        x = embedding(ids)                                                      # (B, T, d)
+        return self.positions(x * self.embed_scale if self.embed_scale != 1.0 else x, offset)
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor):
         """(memory (B, S, d), src_mask (B, 1, S), encoder weights: one (B, H, S, S) per layer)."""
@@ -233,7 +294,7 @@ class Transformer(nn.Module):
         if state.self_kv is None:                                              # full recomputation
             logits, _, _ = self.decode(ids, state.memory, state.src_mask)
             return logits[:, -1], state._replace(ids=ids), None                # the newest position only
-        y = self.positions(self.tgt_embed(prev[:, None]), offset=ids.shape[1] - 1)   # (B, 1, d)
+        y = self._embed(self.tgt_embed, prev[:, None], offset=ids.shape[1] - 1)      # (B, 1, d)
         self_kv = []
         for layer, past, cross in zip(self.decoder, state.self_kv, state.cross_kv):
             y, kv = layer.step(y, past, cross, state.src_mask)

@@ -18,13 +18,17 @@ __all__ = ["fit"]
 
 def fit(model: nn.Module, batch_loss: Callable[[], torch.Tensor], steps: int, lr: float,
         clip: float | None = None, decay: str | None = None, record_grad_norm: bool = False,
-        callback: Callable[[int], bool] | None = None, every: int = 100) -> dict[str, list[float]]:
+        callback: Callable[[int], bool] | None = None, every: int = 100,
+        warmup: int = 0) -> dict[str, list[float]]:
     """Adam on ``batch_loss()`` (a fresh batch's scalar loss) for ``steps`` steps; return the history.
 
     ``clip`` rescales the gradient to at most that total norm (None: no clipping); with
     ``record_grad_norm`` the history also holds ``grad_norm``, the norm *before* clipping.
     ``decay`` lowers the learning rate to zero over the ``steps`` (at least one): ``"linear"``, or
     ``"cosine"`` (torch's ``CosineAnnealingLR``); None keeps it at ``lr``.
+    ``warmup`` (steps, less than ``steps``): the learning rate first rises linearly, ``lr * (i + 1) / warmup``
+    at step ``i``, and reaches ``lr`` at step ``warmup``; with ``decay="linear"`` it then falls linearly to
+    zero at the end (the ``"cosine"`` decay takes no warm-up here).
     ``callback(step)``, if given, runs in eval mode after every ``every`` steps; returning True
     stops early. The model is left in eval mode.
     """
@@ -32,8 +36,16 @@ def fit(model: nn.Module, batch_loss: Callable[[], torch.Tensor], steps: int, lr
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     if decay not in (None, "linear", "cosine"):
         raise ValueError(f"decay must be None, 'linear' or 'cosine', got {decay!r}")
-    schedule = (torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps) if decay == "linear" else
-                torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps) if decay == "cosine" else None)
+    if not isinstance(warmup, int) or isinstance(warmup, bool) or not 0 <= warmup < steps:
+        raise ValueError(f"warmup must be a whole number of steps in [0, steps={steps}), got {warmup!r}")
+    if warmup and decay == "cosine":
+        raise ValueError("warmup is not available with decay='cosine'; use decay='linear' or None")
+    if warmup:
+        after = (lambda i: 1 - (i - warmup) / (steps - warmup)) if decay == "linear" else (lambda i: 1.0)
+        schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: (i + 1) / warmup if i < warmup else after(i))
+    else:
+        schedule = (torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps) if decay == "linear" else
+                    torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps) if decay == "cosine" else None)
     history: dict[str, list[float]] = {"loss": [], **({"grad_norm": []} if record_grad_norm else {})}
     model.train()
     for step in range(steps):

@@ -21,12 +21,14 @@ __all__ = ["train_seq2seq", "accuracy", "evaluate_by_length"]
 
 def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int, lr: float = 3e-3,
                   clip: float | None = 1.0, decay: bool = False,
-                  callback: Callable[[int], bool] | None = None, every: int = 100) -> dict[str, list[float]]:
+                  callback: Callable[[int], bool] | None = None, every: int = 100,
+                  warmup: int = 0) -> dict[str, list[float]]:
     """Teacher-forced cross-entropy training for ``steps`` batches from ``make_batch()``.
 
     ``clip`` rescales the gradient to at most that total norm (None: no clipping). Returns the
     history: ``loss`` and the gradient norm *before* clipping, ``grad_norm``, per step.
-    ``decay=True`` lowers the learning rate linearly to zero over the ``steps``.
+    ``decay=True`` lowers the learning rate linearly to zero over the ``steps``; ``warmup`` steps of
+    linear rise come first (see :func:`~attention_course.train.loop.fit`).
     ``callback(step)``, if given, runs after every ``every`` steps; returning True stops early.
     Each batch is moved to the device of the model's parameters.
     """
@@ -40,7 +42,7 @@ def train_seq2seq(model: nn.Module, make_batch: Callable[[], Batch], steps: int,
         return loss_fn(logits.flatten(0, 1), batch.target.flatten())
 
     return fit(model, batch_loss, steps, lr, clip=clip, decay="linear" if decay else None, record_grad_norm=True,
-               callback=callback, every=every)
+               callback=callback, every=every, warmup=warmup)
 
 
 def accuracy(predicted: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
