@@ -396,3 +396,13 @@ def test_order_blind_rejects_bad_answers():
         check_order_blind({"causal mask": False})
     with pytest.raises(CheckFailed, match="causal mask: "):               # "attention never sees order"
         check_order_blind({k: True for k in RIGHT_ORDER})
+
+
+def test_measuring_checks_leave_the_global_random_state_alone():
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    check_doubling(4, 2, 1)
+    check_query_shapes(RIGHT_SHAPES)
+    check_order_blind(RIGHT_ORDER)
+    assert torch.equal(torch.rand(3), expected)

@@ -262,16 +262,17 @@ def longest_chain(output: torch.Tensor) -> int:
 def _doubling_measurements(T: int = DOUBLING_T) -> dict[str, tuple[int, int]]:
     """(value at T, value at 2T): bytes of self-attention's weights, and the longest chain of operations
     from the inputs to the outputs of a GRU and of a self-attention layer (width 16, float64)."""
-    torch.manual_seed(0)
-    gru = torch.nn.GRU(16, 16, batch_first=True).double()
-    attention = SelfAttention(16).double()
     found: dict[str, list[int]] = {"weights_memory": [], "gru_chain": [], "attention_chain": []}
-    for length in (T, 2 * T):
-        x = torch.randn(1, length, 16, dtype=torch.float64, requires_grad=True)
-        out, weights = attention(x)
-        found["weights_memory"].append(weights.element_size() * weights.nelement())
-        found["attention_chain"].append(longest_chain(out))
-        found["gru_chain"].append(longest_chain(gru(x)[0]))
+    with torch.random.fork_rng():                          # leaves the caller's random state alone
+        torch.manual_seed(0)
+        gru = torch.nn.GRU(16, 16, batch_first=True).double()
+        attention = SelfAttention(16).double()
+        for length in (T, 2 * T):
+            x = torch.randn(1, length, 16, dtype=torch.float64, requires_grad=True)
+            out, weights = attention(x)
+            found["weights_memory"].append(weights.element_size() * weights.nelement())
+            found["attention_chain"].append(longest_chain(out))
+            found["gru_chain"].append(longest_chain(gru(x)[0]))
     return {k: (v[0], v[1]) for k, v in found.items()}
 
 
@@ -514,6 +515,7 @@ def _counting(fn, record: list):
 
 
 @functools.cache
+@torch.random.fork_rng()
 def _measured_shapes() -> dict[str, tuple[int, tuple[int, ...]]]:
     """(number of attention calls, shape of the scores of one call) for the package's Bahdanau decoder over
     T_in encoder states for T_out steps, its self-attention over T_out positions and its cross-attention
@@ -524,7 +526,6 @@ def _measured_shapes() -> dict[str, tuple[int, tuple[int, ...]]]:
     from ...models.rnn_attention import BahdanauDecoder
 
     B, S, T, H = (SHAPES_SETTING[k] for k in ("batch", "T_in", "T_out", "hidden"))
-    torch.manual_seed(0)
     found: dict[str, tuple[int, tuple[int, ...]]] = {}
     decoder = BahdanauDecoder(vocab_size=10, embed_dim=8, hidden_dim=H)
     calls: list = []
@@ -604,7 +605,6 @@ def _order_layers() -> dict[str, Callable[[torch.Tensor], torch.Tensor]]:
     from ...layers.progression import HeadsWrapper, attention_without_weights
     from ...models.transformer import sinusoidal_positions
 
-    torch.manual_seed(0)
     layer = SelfAttention(8).double().eval()
     dropped = SelfAttention(8, dropout=0.5).double().eval()
     heads = HeadsWrapper(8, 2).double().eval()
@@ -617,6 +617,7 @@ def _order_layers() -> dict[str, Callable[[torch.Tensor], torch.Tensor]]:
 
 
 @functools.cache
+@torch.random.fork_rng()
 def _order_blind() -> dict[str, bool]:
     """For each step: is its output, after swapping two input tokens, the old output with the same swap?"""
     g = torch.Generator().manual_seed(11)
@@ -624,6 +625,7 @@ def _order_blind() -> dict[str, bool]:
     perm = list(range(6))
     i, j = ORDER_SWAP
     perm[i], perm[j] = j, i
+    torch.manual_seed(0)
     with torch.no_grad():
         return {name: bool(torch.allclose(fn(x[:, perm]), fn(x)[:, perm], rtol=0, atol=1e-10))
                 for name, fn in _order_layers().items()}
