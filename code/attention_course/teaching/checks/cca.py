@@ -136,7 +136,7 @@ def check_pmi_cross_matrix(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
                       f"(allowed {tol:.2g})")
 
 
-# Exercise 5.x: a correlation written as a bilinear score ---------------------------------------
+# Exercise ex-corr-score: a correlation written as a bilinear score ---------------------------------------
 
 def _score_case(seed: int):
     rng = np.random.default_rng(seed)
@@ -205,7 +205,7 @@ def check_correlation_score(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np
        "W = a b^T / (std(Xa) std(Yb)).")
 
 
-# Exercise 5.x: a relation CCA cannot see -------------------------------------------------------
+# Exercise ex-blind-spot: a relation CCA cannot see -------------------------------------------------------
 
 def _knn_r2(x: np.ndarray, y: np.ndarray, k: int = 10) -> float:
     """R^2 on the second half of a k-nearest-neighbour regression of y on x fitted on the first half
@@ -258,7 +258,7 @@ def check_blind_spot(fn: Callable[[np.random.Generator, int], tuple]) -> None:
        f"R^2 = {r2:.2f}: a relation that only a non-linear model can use.")
 
 
-# Exercise 5.x: keys compete --------------------------------------------------------------------
+# Exercise ex-blind-spot: keys compete --------------------------------------------------------------------
 
 COMPETITION_SCORE = 3.0        # the true key's score; every other key scores 0
 

@@ -8,8 +8,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from ...decoding import beam_search, greedy_decode, sequence_log_prob
 from ...layers.multihead import MultiHeadAttention, merge_heads, split_heads
 from ...models.transformer import sinusoidal_positions
+from ...tokens import BOS, EOS, PAD
 from ._base import CheckFailed, as_float, as_tensor, call, ok
 
 __all__ = ["check_split_heads", "check_split_heads_time_first", "check_merge_detector", "WRONG_MERGES",
@@ -249,7 +251,7 @@ def check_three_lookup(fn: Callable[[np.random.Generator, int], tuple]) -> None:
     ok("three distinct marked items at random positions, and the answer reads them in the order of the marks.")
 
 
-# Exercise 4.x: which cuts keep QK^T = sum_h Q_h K_h^T? -------------------------------------------
+# Exercise ex-block-identity: which cuts keep QK^T = sum_h Q_h K_h^T? -------------------------------------------
 
 def _feature_blocks(x: torch.Tensor, H: int) -> torch.Tensor:
     """Consecutive feature blocks, the package's split: head h gets features h d .. (h+1) d - 1."""
@@ -301,8 +303,8 @@ _WHY = {"feature blocks": "the H blocks are a partition of the feature index set
         "shuffled features": "a permutation followed by blocks is still a partition of the features",
         "time halves": "each head holds only T/H positions, so its products are (T/H) x (T/H) corners: the "
                        "scores between positions of different heads are never computed",
-        "reshaped straight": "each head's row mixes features of several positions, so Q_h K_h^T pairs up "
-                             "features of different positions",
+        "reshaped straight": "row i of a head holds half of the features of another position (row i of head 0 is "
+                             "half of position i // 2), so Q_h K_h^T pairs up pieces of the wrong positions",
         "overlapping blocks": "the shared features are counted twice in the sum"}
 
 
@@ -336,7 +338,7 @@ def check_split_identity(prediction) -> None:
        f"axis; cutting time, mixing positions or counting features twice breaks it.")
 
 
-# Exercise 4.x: predict what beam search returns ----------------------------------------------------
+# Exercise ex-beam-predict: predict what beam search returns ----------------------------------------------------
 
 BEAM_VOCAB = ["<pad>", "<bos>", "<eos>", "a", "b"]
 
@@ -362,7 +364,6 @@ class TableLM:
         return src.new_zeros((src.shape[0], 0))
 
     def step(self, state: torch.Tensor, prev: torch.Tensor):
-        from ...tokens import BOS, EOS, PAD
         ids = state if state.shape[1] == 0 and bool((prev == BOS).all()) else torch.cat([state, prev[:, None]], 1)
         rows = []
         for row in ids.tolist():
@@ -390,8 +391,6 @@ def check_beam_prediction(greedy, beam, beam_normalised) -> None:
     """The outputs (strings of 'a' and 'b', before <eos>) that greedy decoding, beam search with
     ``BEAM_WIDTH`` hypotheses and no length normalisation, and the same beam with ``length_penalty=1``
     return for ``BEAM_TABLE``; computed with the package's :func:`greedy_decode` and :func:`beam_search`."""
-    from ...decoding import beam_search, greedy_decode, sequence_log_prob
-    from ...tokens import EOS
     got = {"greedy": _as_output(greedy, "greedy"), "beam": _as_output(beam, "beam"),
            "beam_normalised": _as_output(beam_normalised, "beam_normalised")}
     model, src, lengths = TableLM(BEAM_TABLE), torch.zeros(1, 1, dtype=torch.long), torch.ones(1, dtype=torch.long)
