@@ -92,3 +92,77 @@ def test_one_token_accepts_reference(capsys):
 def test_one_token_rejects_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         check_one_token_adversary(wrong)
+
+
+# --- Exercise: predict the outcome of the counter-tests -------------------------------------------
+
+def _tables(uniform_drop=(0.002, 0.003, 0.005, 0.013, 0.0), diag_lead=(0.5, 0.46, 0.11, 0.10, 0.16),
+            adv_lead=(0.09, 0.18, -0.11, -0.28, -0.13)):
+    """Tables shaped like Chapter 6's: acc[seed, name] and diagnostic[seed, name] = (all, simple, contrast)."""
+    acc, diagnostic = {}, {}
+    for seed, (drop, lead, adv) in enumerate(zip(uniform_drop, diag_lead, adv_lead)):
+        acc[seed, "BiLSTM"] = (0.93, 0.95, 0.91)
+        acc[seed, "uniform BiLSTM"] = (0.93 - drop, 0.95, 0.91)
+        diagnostic[seed, "uniform"] = (0.7, 0.97, 0.45)
+        diagnostic[seed, "BiLSTM's"] = (0.9, 1.0, 0.45 + lead)
+        diagnostic[seed, "adversarial"] = (0.8, 0.75, 0.45 + lead - adv)
+    return acc, diagnostic
+
+
+PAIRS, ADVERSARY = [0.51, 0.10, 0.11, 0.15, 0.2, 0.19, 0.1, 0.02, 0.03, 0.01], [0.693] * 5
+TRUE_ANSWER = {"uniform_suffices": True, "diagnostic_beats_uniform": True, "adversary_worse_everywhere": False,
+               "adversary_beyond_seeds": True}
+
+
+def test_counter_tests_accepts_the_measured_outcome(capsys):
+    from attention_course.teaching.checks.explanation import check_counter_tests, counter_test_verdicts
+    acc, diagnostic = _tables()
+    check_counter_tests(dict(TRUE_ANSWER), acc, diagnostic, PAIRS, ADVERSARY)
+    assert capsys.readouterr().out.startswith("Correct: ")
+    margins = {k: round(v[1], 3) for k, v in counter_test_verdicts(acc, diagnostic, PAIRS, ADVERSARY).items()}
+    assert margins == {"uniform_suffices": 0.037, "diagnostic_beats_uniform": 0.1,
+                       "adversary_worse_everywhere": 0.28, "adversary_beyond_seeds": 0.183}
+
+
+def test_counter_tests_follow_the_measurements():
+    """Other measurements, other truths: the check reads the tables, it does not know the answer."""
+    from attention_course.teaching.checks.explanation import check_counter_tests
+    acc, diagnostic = _tables(uniform_drop=(0.0, 0.0, 0.2, 0.0, 0.0), diag_lead=(0.1, 0.1, -0.02, 0.1, 0.1),
+                              adv_lead=(0.1, 0.1, 0.1, 0.1, 0.1))
+    flipped = {k: not v for k, v in TRUE_ANSWER.items()}
+    flipped["adversary_beyond_seeds"] = False
+    check_counter_tests(flipped, acc, diagnostic, PAIRS, [0.4] * 5)
+    with pytest.raises(CheckFailed, match="'uniform_suffices'.*is False"):
+        check_counter_tests(dict(TRUE_ANSWER), acc, diagnostic, PAIRS, [0.4] * 5)
+    acc, diagnostic = _tables(uniform_drop=(0.0, 0.0, -0.06, 0.0, 0.0))     # uniform better by 6 points: not within 5
+    with pytest.raises(CheckFailed, match="'uniform_suffices'.*is False.*-6.0"):
+        check_counter_tests(dict(TRUE_ANSWER), acc, diagnostic, PAIRS, ADVERSARY)
+
+
+@pytest.mark.parametrize("change, diagnosis", [
+    ({"uniform_suffices": False}, "'uniform_suffices' .* is True: learned minus uniform, points by seed: \\+0.2"),
+    ({"diagnostic_beats_uniform": False}, "'diagnostic_beats_uniform' .* is True"),
+    ({"adversary_worse_everywhere": True}, "is False: BiLSTM's minus adversarial .* -28.0"),
+    ({"adversary_beyond_seeds": False}, "largest median of a pair of seeds 0.510"),
+    ({"adversary_beyond_seeds": "yes"}, "must be True or False"),
+    ({"adversary_beyond_seeds": None, "extra": True}, "unknown \\['extra'\\]"),
+])
+def test_counter_tests_rejects_wrong_predictions(change, diagnosis):
+    from attention_course.teaching.checks.explanation import check_counter_tests
+    acc, diagnostic = _tables()
+    answer = {**TRUE_ANSWER, **change}
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_counter_tests(answer, acc, diagnostic, PAIRS, ADVERSARY)
+
+
+def test_counter_tests_rejects_incomplete_input():
+    from attention_course.teaching.checks.explanation import check_counter_tests
+    acc, diagnostic = _tables()
+    with pytest.raises(CheckFailed, match="missing \\['adversary_beyond_seeds'\\]"):
+        check_counter_tests({k: v for k, v in TRUE_ANSWER.items() if k != "adversary_beyond_seeds"},
+                            acc, diagnostic, PAIRS, ADVERSARY)
+    with pytest.raises(CheckFailed, match="expected a dict"):
+        check_counter_tests([True] * 4, acc, diagnostic, PAIRS, ADVERSARY)
+    del diagnostic[2, "adversarial"]
+    with pytest.raises(CheckFailed, match="lack the entry"):
+        check_counter_tests(dict(TRUE_ANSWER), acc, diagnostic, PAIRS, ADVERSARY)

@@ -162,3 +162,87 @@ def test_three_lookup_rejects_named_wrong_answers(wrong, diagnosis):
     from attention_course.teaching.checks.multihead import check_three_lookup
     with pytest.raises(CheckFailed, match=diagnosis):
         check_three_lookup(wrong)
+
+
+# --- Exercise: which cuts keep QK^T = sum_h Q_h K_h^T? ------------------------------------------
+
+PARTITIONS = {"feature blocks", "strided features", "shuffled features"}
+
+
+@pytest.mark.parametrize("form", [set, list, tuple, frozenset])
+def test_split_identity_accepts_the_partitions(form, capsys):
+    from attention_course.teaching.checks.multihead import check_split_identity
+    check_split_identity(form(sorted(PARTITIONS)))
+    assert capsys.readouterr().out.startswith("Correct: ")
+
+
+def test_split_identity_candidates_behave_as_named():
+    """The candidates really are what their names say, on another shape than the check's."""
+    from attention_course.teaching.checks.multihead import CANDIDATE_SPLITS, _split_identity_holds
+    x = torch.arange(6 * 8, dtype=torch.float64).reshape(6, 8)
+    assert torch.equal(CANDIDATE_SPLITS["feature blocks"](x, 2), split_heads(x[None], 2)[0])
+    assert torch.equal(CANDIDATE_SPLITS["time halves"](x, 2)[1], x[3:])
+    assert torch.equal(CANDIDATE_SPLITS["strided features"](x, 2)[1], x[:, 1::2])
+    g = torch.Generator().manual_seed(0)
+    Q, K = torch.randn(6, 8, generator=g, dtype=torch.float64), torch.randn(6, 8, generator=g, dtype=torch.float64)
+    assert {n for n, s in CANDIDATE_SPLITS.items() if _split_identity_holds(s, Q, K, 2)} == PARTITIONS
+
+
+@pytest.mark.parametrize("prediction, diagnosis", [
+    ({"feature blocks"}, "'strided features': the identity holds, because"),
+    (PARTITIONS | {"time halves"}, "'time halves': the sum differs .* never computed"),
+    (PARTITIONS | {"reshaped straight"}, "'reshaped straight': the sum differs .* wrong positions"),
+    (PARTITIONS - {"shuffled features"} | {"overlapping blocks"},
+     "counted twice.*'shuffled features': the identity holds"),
+    (set(), "'feature blocks': the identity holds"),
+    ("feature blocks", "expected a set of names"),
+    ({"feature blocks", "heads"}, "not among the candidates"),
+])
+def test_split_identity_rejects_wrong_predictions(prediction, diagnosis):
+    from attention_course.teaching.checks.multihead import check_split_identity
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_split_identity(prediction)
+
+
+# --- Exercise: predict what beam search returns ---------------------------------------------------
+
+def test_beam_prediction_accepts_the_worked_answer(capsys):
+    from attention_course.teaching.checks.multihead import check_beam_prediction
+    check_beam_prediction("aaa", "b", "ab")
+    check_beam_prediction("aaa<eos>", "b<eos>", "ab<eos>")             # with the <eos> written out
+    assert capsys.readouterr().out.count("Correct: ") == 2
+
+
+def test_beam_table_is_a_model_and_the_answer_its_search():
+    """The table's rows are distributions, and the worked answer is what exhaustive search confirms: 'b' is
+    the most likely output of all, 'ab' the best per token."""
+    import itertools
+    import math
+
+    from attention_course.teaching.checks.multihead import BEAM_TABLE
+    for prefix, dist in BEAM_TABLE.items():
+        assert math.isclose(sum(dist.values()), 1.0), prefix
+
+    def prob(text):
+        p = 1.0
+        for i, token in enumerate(list(text) + ["<eos>"]):
+            p *= BEAM_TABLE.get(text[:i], {"<eos>": 1.0}).get(token, 0.0)
+        return p
+    outputs = ["".join(t) for n in range(1, 5) for t in itertools.product("ab", repeat=n)]
+    assert max(outputs, key=prob) == "b"
+    assert max(outputs, key=lambda t: math.log(prob(t)) / (len(t) + 1) if prob(t) else -math.inf) == "ab"
+
+
+@pytest.mark.parametrize("answer, diagnosis", [
+    (("ab", "b", "ab"), "greedy decoding returns 'aaa'"),
+    (("aaa", "aaa", "ab"), "the beam returns 'b', not 'aaa'.*greedy path only while"),
+    (("aaa", "ab", "ab"), "the beam returns 'b', not 'ab'"),
+    (("aaa", "b", "b"), "length_penalty = 1 the beam returns 'ab', not 'b'.*per token -0.746"),
+    (("aaa", "b", "aaa"), "length_penalty = 1 the beam returns 'ab', not 'aaa'"),
+    (("aaa", "b", "abc"), "one or more of the letters"),
+    (("aaa", ["b"], "ab"), "expected beam as a string"),
+])
+def test_beam_prediction_rejects_wrong_answers(answer, diagnosis):
+    from attention_course.teaching.checks.multihead import check_beam_prediction
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_beam_prediction(*answer)

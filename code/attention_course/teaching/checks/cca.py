@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import torch
 
 from ...analysis.cca import cca, cca_from_covariances, principal_angles, sqrt_psd
 from ...tasks.views import planted_views
-from ._base import FLOAT32_EPS, CheckFailed, as_float, call, ok
+from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, call, ok
 
-__all__ = ["check_canonical_correlations", "check_principal_angles", "check_pmi_cross_matrix"]
+__all__ = ["check_canonical_correlations", "check_principal_angles", "check_pmi_cross_matrix",
+           "check_correlation_score", "check_blind_spot", "check_competition"]
 
 
 def _as_vector(got, n: int, what: str) -> np.ndarray:
@@ -132,3 +134,157 @@ def check_pmi_cross_matrix(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
                           "alone is not the same")
     raise CheckFailed(f"A is not the expected matrix: largest error {np.abs(got - want).max():.3g} "
                       f"(allowed {tol:.2g})")
+
+
+# Exercise ex-corr-score: a correlation written as a bilinear score ---------------------------------------
+
+def _score_case(seed: int):
+    rng = np.random.default_rng(seed)
+    v = planted_views(rng, 300, [0.7, 0.3], 4, 3)
+    X, Y = v.x @ rng.standard_normal((4, 4)) + 5.0, v.y + np.array([-3.0, 1.0, 2.0])   # correlated, not centred
+    a, b = rng.standard_normal(4) * 3, rng.standard_normal(3) / 2
+    return X, Y, a, b
+
+
+def _scores_of(score, X, Y) -> np.ndarray:
+    got = as_float(call(score, X.copy(), Y.copy()), "the scores").numpy()
+    if got.shape != (len(X),):
+        raise CheckFailed(f"score(x (m, p), y (m, q)) must return one score per pair, shape ({len(X)},), got "
+                          f"shape {got.shape}")
+    return got
+
+
+def _is_bilinear(score, mx: np.ndarray, my: np.ndarray, rng: np.random.Generator) -> bool:
+    """Whether f(u, v) = score(mx + u, my + v) is linear in u and in v, on a few random directions."""
+    u, u2, w = rng.standard_normal((5, len(mx))), rng.standard_normal((5, len(mx))), rng.standard_normal((5, len(my)))
+
+    def f(du, dv):
+        return _scores_of(score, mx + du, my + dv)
+    tol = 1e-6 * max(1.0, float(np.abs(f(u, w)).max()))
+    return (np.allclose(f(2 * u, w), 2 * f(u, w), atol=tol) and np.allclose(f(u + u2, w), f(u, w) + f(u2, w), atol=tol)
+            and np.allclose(f(u, -w), -f(u, w), atol=tol))
+
+
+def check_correlation_score(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], Callable]) -> None:
+    """``fn(X (n, p), Y (n, q), a (p,), b (q,)) -> score`` with ``score(x (m, p), y (m, q)) -> (m,)`` a bilinear
+    form of the centred vectors, (x - mean x)^T W (y - mean y), whose sum over the n true pairs divided by
+    n - 1 is corr(X a, Y b)."""
+    for seed in (3, 4):
+        X, Y, a, b = _score_case(seed)
+        score = call(fn, X.copy(), Y.copy(), a.copy(), b.copy())
+        if not callable(score):
+            raise CheckFailed(f"expected a function score(x, y), got {type(score).__name__}")
+        n = len(X)
+        got = float(_scores_of(score, X, Y).sum() / (n - 1))
+        want = float(np.corrcoef(X @ a, Y @ b)[0, 1])
+        Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+        sa, sb = (Xc @ a).std(ddof=1), (Yc @ b).std(ddof=1)
+        if abs(got - want) > 1e-6:
+            raw = float(((X @ a) * (Y @ b)).sum() / (n - 1) / (sa * sb))
+            if abs(got - raw) < 1e-4 * max(1.0, abs(raw)):
+                raise CheckFailed(f"the average score is {got:.4f}, the correlation {want:.4f}: you did not centre. "
+                                  f"A correlation is a score of x - mean(x) and y - mean(y), the means of the data")
+            if abs(got - want * sa * sb) < 1e-4 * sa * sb:
+                raise CheckFailed(f"this is the covariance of Xa and Yb ({got:.4f}), not their correlation "
+                                  f"({want:.4f}): the projections need unit variance, divide W by the standard "
+                                  f"deviations of Xa and Yb")
+            norms = np.linalg.norm(a) * np.linalg.norm(b)
+            if abs(got - want * sa * sb / norms) < 1e-4 * max(1.0, abs(got)):
+                raise CheckFailed("you divided by |a| |b|: unit *length* is not unit *variance*; the standard "
+                                  "deviation of Xa is sqrt(a^T C_xx a)")
+            if abs(got - want * n / (n - 1)) < 1e-6:
+                raise CheckFailed(f"off by the factor n / (n - 1) = {n / (n - 1):.4f}: the standard deviations and "
+                                  f"the sum over pairs must use the same n - 1")
+            raise CheckFailed(f"the sum of the scores over the true pairs / (n - 1) is {got:.4f}, the correlation "
+                              f"corr(Xa, Yb) is {want:.4f}")
+        # The score must be a bilinear form of the centred vectors, not a number that happens to average right.
+        if not _is_bilinear(score, X.mean(0), Y.mean(0), np.random.default_rng(seed + 10)):
+            raise CheckFailed("the average is right, but score(x, y) is not linear in x - mean(x) and in "
+                              "y - mean(y): it must be (x - mean x)^T W (y - mean y) for one matrix W")
+    ok("the correlation is the average over the true pairs of a bilinear score of the centred data, with "
+       "W = a b^T / (std(Xa) std(Yb)).")
+
+
+# Exercise ex-blind-spot: a relation CCA cannot see -------------------------------------------------------
+
+def _knn_r2(x: np.ndarray, y: np.ndarray, k: int = 10) -> float:
+    """R^2 on the second half of a k-nearest-neighbour regression of y on x fitted on the first half
+    (features of x standardised): how far y is a function of x, whatever the function."""
+    x = (x - x.mean(0)) / x.std(0)
+    half = len(x) // 2
+    train, test = x[:half], x[half:]
+    d2 = (test**2).sum(1)[:, None] - 2 * test @ train.T + (train**2).sum(1)[None, :]
+    near = np.argpartition(d2, k, axis=1)[:, :k]
+    estimate = y[:half][near].mean(1)
+    truth = y[half:]
+    return float(1 - ((truth - estimate) ** 2).sum() / ((truth - truth.mean(0)) ** 2).sum())
+
+
+def check_blind_spot(fn: Callable[[np.random.Generator, int], tuple]) -> None:
+    """``fn(rng, n) -> (x (n, p), y (n, q))``, p <= 3: y (nearly) a function of x whose canonical correlations
+    with x are all below 0.1, and not the chapter's y = x * x - 1."""
+    n = 4000
+    out = call(fn, np.random.default_rng(0), n)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise CheckFailed(f"expected a tuple (x, y), got {type(out).__name__}")
+    x, y = (as_float(v, name).numpy() for v, name in zip(out, ("x", "y")))
+    x, y = (v[:, None] if v.ndim == 1 else v for v in (x, y))
+    if x.ndim != 2 or y.ndim != 2 or len(x) != n or len(y) != n:
+        raise CheckFailed(f"x and y must have one row per sample, (n, p) and (n, q) with n = {n}, got shapes "
+                          f"{x.shape} and {y.shape}")
+    if x.shape[1] > 3:
+        raise CheckFailed(f"x has {x.shape[1]} features; use at most 3, so that nearest neighbours can see "
+                          f"whether y is a function of x")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise CheckFailed("x or y holds NaN or infinite values")
+    if (x.std(0) < 1e-6).any() or (y.std(0) < 1e-6).any():
+        raise CheckFailed("a feature of x or y is constant: every feature must vary")
+    if x.shape == y.shape and all(abs(np.corrcoef(y[:, j], x[:, j] ** 2)[0, 1]) > 0.95 for j in range(x.shape[1])):
+        raise CheckFailed("that is the chapter's relation, y = x * x - 1 feature by feature; build another one")
+    try:
+        rho = float(cca(x, y).correlations.max())
+    except ValueError as error:
+        raise CheckFailed(f"CCA cannot run on your views: {error}") from None
+    if rho >= 0.1:
+        raise CheckFailed(f"CCA sees this relation: the largest canonical correlation is {rho:.3f} (at least 0.1). "
+                          f"Every x-feature must be uncorrelated with every y-feature, e.g. y even in a "
+                          f"symmetric x, or a product of independent features")
+    r2 = _knn_r2(x, y)
+    if r2 < 0.7:
+        raise CheckFailed(f"CCA finds nothing (largest correlation {rho:.3f}), but neither does anything else: "
+                          f"10 nearest neighbours in x explain only R^2 = {r2:.2f} of y. Independent noise is "
+                          f"uncorrelated too; make y (nearly) a function of x")
+    ok(f"the largest canonical correlation is {rho:.2f}, yet 10 nearest neighbours in x predict y with "
+       f"R^2 = {r2:.2f}: a relation that only a non-linear model can use.")
+
+
+# Exercise ex-blind-spot: keys compete --------------------------------------------------------------------
+
+COMPETITION_SCORE = 3.0        # the true key's score; every other key scores 0
+
+
+def check_competition(n_keys) -> None:
+    """``n_keys``: the smallest number of keys (the true one included) at which the true key, scoring
+    ``COMPETITION_SCORE`` against 0 for each other key, gets less than half of the softmax weight."""
+    got = as_number(n_keys, "the number of keys")
+
+    def weight(n: int) -> float:
+        return float(torch.softmax(torch.tensor([COMPETITION_SCORE] + [0.0] * (n - 1), dtype=torch.float64), 0)[0])
+
+    want = next(n for n in range(1, 10_000) if weight(n) < 0.5)
+    if not got.is_integer() or got < 1:
+        raise CheckFailed(f"expected a whole number of keys (at least 1), got {n_keys!r}")
+    got = int(got)
+    if got == want:
+        ok(f"with {want - 1} keys the true key keeps {weight(want - 1):.3f} of the weight, with {want} it has "
+           f"{weight(want):.3f}: its score never changed, only the number of competitors.")
+        return
+    if got == want - 1:
+        raise CheckFailed(f"with {got} keys the true key still has {weight(got):.4f} >= 1/2: the true key is one "
+                          f"of the keys, so {got} keys are {got - 1} competitors against e^3 = "
+                          f"{np.exp(COMPETITION_SCORE):.2f}")
+    if weight(got) >= 0.5:
+        raise CheckFailed(f"with {got} keys the true key's weight is e^3 / (e^3 + {got - 1}) = {weight(got):.4f}, "
+                          f"still at least half: more competitors are needed")
+    raise CheckFailed(f"with {got} keys the true key's weight e^3 / (e^3 + {got - 1}) = {weight(got):.4f} is below "
+                      f"half, but it already is with fewer keys: find the smallest n with e^3 < n - 1")

@@ -12,7 +12,8 @@ from ...analysis.importance import precision_at_k
 from ...layers.attention import padding_mask
 from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, call, ok
 
-__all__ = ["check_js_divergence", "check_precision_at_k", "check_one_token_adversary"]
+__all__ = ["check_js_divergence", "check_precision_at_k", "check_one_token_adversary", "check_counter_tests",
+           "counter_test_verdicts", "COUNTER_TEST_STATEMENTS"]
 
 
 # Exercise 6.1: Jensen-Shannon divergence ------------------------------------------------------
@@ -145,3 +146,74 @@ def check_one_token_adversary(fn: Callable[[torch.Tensor, float, torch.Tensor, f
         raise CheckFailed(f"token {got} is feasible, but another feasible token is farther from the original "
                           f"attention in JSD")
     raise CheckFailed(f"got {got!r}, expected a token index in 0..{len(weights) - 1}")
+
+
+# Exercise ex-counter-tests: predict the outcome of Wiegreffe & Pinter's counter-tests ---------------------
+
+COUNTER_TEST_STATEMENTS = {
+    "uniform_suffices": "with attention frozen to uniform, the BiLSTM's test accuracy is within 5 points of its "
+                        "accuracy with learned attention, in every seed",
+    "diagnostic_beats_uniform": "on contrast reviews, the context-free MLP handed the BiLSTM's frozen attention "
+                                "beats the same MLP with uniform weights, in every seed",
+    "adversary_worse_everywhere": "on contrast reviews, the MLP handed the adversarial attention does worse than "
+                                  "with the BiLSTM's attention, in every seed",
+    "adversary_beyond_seeds": "the adversary's median JSD from the BiLSTM's attention exceeds the median JSD "
+                              "between every pair of seeds, even the most different pair",
+}
+
+
+def counter_test_verdicts(acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> dict:
+    """For each of ``COUNTER_TEST_STATEMENTS``: ``(holds, margin, evidence)`` from a chapter's measurements.
+    ``acc[seed, name]`` and ``diagnostic[seed, name]`` are (all, simple, contrast) accuracies as Section 6.5
+    tabulates them; ``pair_medians`` the median JSD of each pair of seeds, ``adversary_medians`` each seed's
+    adversary's. ``margin`` is how far the closest seed is from the statement's threshold."""
+    seeds = sorted({seed for seed, _ in acc})
+    if not seeds:
+        raise CheckFailed("the accuracy table is empty")
+    try:
+        drop = [acc[s, "BiLSTM"][0] - acc[s, "uniform BiLSTM"][0] for s in seeds]
+        lead = [diagnostic[s, "BiLSTM's"][2] - diagnostic[s, "uniform"][2] for s in seeds]
+        adv = [diagnostic[s, "BiLSTM's"][2] - diagnostic[s, "adversarial"][2] for s in seeds]
+    except KeyError as missing:
+        raise CheckFailed(f"the tables lack the entry {missing}: pass the chapter's acc and diagnostic") from None
+    pairs, advs = [float(v) for v in pair_medians], [float(v) for v in adversary_medians]
+    if not pairs or not advs:
+        raise CheckFailed("pass the median JSD of every pair of seeds and of every seed's adversary")
+
+    def pts(values) -> str:
+        return " ".join(f"{100 * v:+.1f}" for v in values)
+
+    return {
+        "uniform_suffices": (max(map(abs, drop)) <= 0.05, abs(0.05 - max(map(abs, drop))),
+                             f"learned minus uniform, points by seed: {pts(drop)}"),
+        "diagnostic_beats_uniform": (min(lead) > 0, abs(min(lead)),
+                                     f"BiLSTM's minus uniform weights on contrast reviews, points by seed: "
+                                     f"{pts(lead)}"),
+        "adversary_worse_everywhere": (min(adv) > 0, abs(min(adv)),
+                                       f"BiLSTM's minus adversarial attention on contrast reviews, points by seed: "
+                                       f"{pts(adv)}"),
+        "adversary_beyond_seeds": (min(advs) > max(pairs), abs(min(advs) - max(pairs)),
+                                   f"smallest adversary median {min(advs):.3f}, largest median of a pair of seeds "
+                                   f"{max(pairs):.3f}"),
+    }
+
+
+def check_counter_tests(predictions: dict, acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> None:
+    """``predictions``: True or False for each key of ``COUNTER_TEST_STATEMENTS``, checked against the
+    measurements of Section 6.5 (see :func:`counter_test_verdicts`)."""
+    if not isinstance(predictions, dict):
+        raise CheckFailed(f"expected a dict {{statement name: True or False}}, got {type(predictions).__name__}")
+    missing = [k for k in COUNTER_TEST_STATEMENTS if k not in predictions]
+    unknown = [k for k in predictions if k not in COUNTER_TEST_STATEMENTS]
+    if missing or unknown:
+        raise CheckFailed(f"predict every statement, by its name: missing {missing}, unknown {unknown}")
+    for name, value in predictions.items():
+        if value is not True and value is not False:
+            raise CheckFailed(f"the prediction for '{name}' must be True or False, got {value!r}")
+    verdicts = counter_test_verdicts(acc, diagnostic, pair_medians, adversary_medians)
+    wrong = [name for name, (holds, _, _) in verdicts.items() if predictions[name] != holds]
+    if wrong:
+        raise CheckFailed("; ".join(f"'{name}' ({COUNTER_TEST_STATEMENTS[name]}) is {verdicts[name][0]}: "
+                                    f"{verdicts[name][2]}" for name in wrong))
+    ok("every prediction matches the measurements: " + "; ".join(f"{name} {holds}"
+                                                                   for name, (holds, _, _) in verdicts.items()) + ".")

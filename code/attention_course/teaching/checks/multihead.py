@@ -8,11 +8,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from ...decoding import beam_search, greedy_decode, sequence_log_prob
 from ...layers.multihead import MultiHeadAttention, merge_heads, split_heads
 from ...models.transformer import sinusoidal_positions
+from ...tokens import BOS, EOS, PAD
 from ._base import CheckFailed, as_float, as_tensor, call, ok
 
 __all__ = ["check_split_heads", "check_split_heads_time_first", "check_merge_detector", "WRONG_MERGES",
+           "check_split_identity", "CANDIDATE_SPLITS", "check_beam_prediction", "BEAM_TABLE", "TableLM",
            "check_to_torch", "check_positions", "check_three_lookup"]
 
 
@@ -246,3 +249,186 @@ def check_three_lookup(fn: Callable[[np.random.Generator, int], tuple]) -> None:
         raise CheckFailed(f"the vectors hardly vary (standard deviation {vectors.std().item():.3f}): draw them at "
                           f"random, e.g. standard normal")
     ok("three distinct marked items at random positions, and the answer reads them in the order of the marks.")
+
+
+# Exercise ex-block-identity: which cuts keep QK^T = sum_h Q_h K_h^T? -------------------------------------------
+
+def _feature_blocks(x: torch.Tensor, H: int) -> torch.Tensor:
+    """Consecutive feature blocks, the package's split: head h gets features h d .. (h+1) d - 1."""
+    T, E = x.shape
+    return x.view(T, H, E // H).transpose(0, 1)
+
+
+def _strided_features(x: torch.Tensor, H: int) -> torch.Tensor:
+    """Head h gets features h, h + H, h + 2H, ..."""
+    T, E = x.shape
+    return x.view(T, E // H, H).permute(2, 0, 1)
+
+
+_SHUFFLE = torch.randperm(8, generator=torch.Generator().manual_seed(3))
+
+
+def _shuffled_features(x: torch.Tensor, H: int) -> torch.Tensor:
+    """Shuffle the feature axis by one fixed permutation, then cut it into consecutive blocks."""
+    return _feature_blocks(x[:, _SHUFFLE], H)
+
+
+def _time_halves(x: torch.Tensor, H: int) -> torch.Tensor:
+    """Head h gets positions h T/H .. (h+1) T/H - 1 with all their features."""
+    T, E = x.shape
+    return x.view(H, T // H, E)
+
+
+def _reshaped_straight(x: torch.Tensor, H: int) -> torch.Tensor:
+    """(T, E) read straight into (H, T, E / H): the reshape bug of Section 4.2."""
+    T, E = x.shape
+    return x.reshape(H, T, E // H)
+
+
+def _overlapping_blocks(x: torch.Tensor, H: int) -> torch.Tensor:
+    """Blocks of E / H + 1 features that share one feature with the next block (windows wrap round)."""
+    T, E = x.shape
+    d = E // H
+    return torch.stack([x[:, [(h * d + f) % E for f in range(d + 1)]] for h in range(H)])
+
+
+CANDIDATE_SPLITS = {"feature blocks": _feature_blocks, "strided features": _strided_features,
+                    "shuffled features": _shuffled_features, "time halves": _time_halves,
+                    "reshaped straight": _reshaped_straight, "overlapping blocks": _overlapping_blocks}
+
+_WHY = {"feature blocks": "the H blocks are a partition of the feature index set, so the sum over f can be "
+                          "taken block by block",
+        "strided features": "the features h, h+H, ... of the H heads are a partition too: any grouping of the "
+                            "terms of a sum gives the same sum",
+        "shuffled features": "a permutation followed by blocks is still a partition of the features",
+        "time halves": "each head holds only T/H positions, so its products are (T/H) x (T/H) corners: the "
+                       "scores between positions of different heads are never computed",
+        "reshaped straight": "row i of a head holds half of the features of another position (row i of head 0 is "
+                             "half of position i // 2), so Q_h K_h^T pairs up pieces of the wrong positions",
+        "overlapping blocks": "the shared features are counted twice in the sum"}
+
+
+def _split_identity_holds(split, Q: torch.Tensor, K: torch.Tensor, H: int) -> bool:
+    Qh, Kh = split(Q, H), split(K, H)
+    total = (Qh @ Kh.transpose(1, 2)).sum(0)                     # sum over heads of Q_h K_h^T
+    full = Q @ K.T
+    return total.shape == full.shape and bool(torch.allclose(total, full, rtol=0, atol=1e-10))
+
+
+def check_split_identity(prediction) -> None:
+    """``prediction``: the names of ``CANDIDATE_SPLITS`` for which sum_h Q_h K_h^T equals Q K^T (a set, list or
+    tuple of names). Checked on random Q, K (T = 6 positions, E = 8 features, H = 2 heads)."""
+    if isinstance(prediction, str) or not isinstance(prediction, (set, frozenset, list, tuple)):
+        raise CheckFailed(f"expected a set of names from CANDIDATE_SPLITS, got {type(prediction).__name__} "
+                          f"{prediction!r}")
+    unknown = [p for p in prediction if p not in CANDIDATE_SPLITS]
+    if unknown:
+        raise CheckFailed(f"{unknown!r} not among the candidates; the names are {list(CANDIDATE_SPLITS)}")
+    g = torch.Generator().manual_seed(41)
+    Q, K = (torch.randn(6, 8, generator=g, dtype=torch.float64) for _ in range(2))
+    holds = {name: _split_identity_holds(split, Q, K, 2) for name, split in CANDIDATE_SPLITS.items()}
+    predicted = set(prediction)
+    wrongly_in = [n for n in CANDIDATE_SPLITS if n in predicted and not holds[n]]
+    wrongly_out = [n for n in CANDIDATE_SPLITS if n not in predicted and holds[n]]
+    if wrongly_in or wrongly_out:
+        lines = [f"'{n}': the sum differs from QK^T, because {_WHY[n]}" for n in wrongly_in]
+        lines += [f"'{n}': the identity holds, because {_WHY[n]}" for n in wrongly_out]
+        raise CheckFailed("; ".join(lines))
+    ok(f"the identity holds exactly for {sorted(n for n in holds if holds[n])}: every partition of the feature "
+       f"axis; cutting time, mixing positions or counting features twice breaks it.")
+
+
+# Exercise ex-beam-predict: predict what beam search returns ----------------------------------------------------
+
+BEAM_VOCAB = ["<pad>", "<bos>", "<eos>", "a", "b"]
+
+# A language model given as a table: the prefix written so far -> the next token's probabilities.
+# A prefix that is not in the table is followed by <eos> with probability 1.
+BEAM_TABLE = {"": {"a": 0.55, "b": 0.45},
+              "a": {"a": 0.40, "b": 0.35, "<eos>": 0.25},
+              "b": {"<eos>": 0.50, "a": 0.30, "b": 0.20},
+              "aa": {"a": 0.50, "<eos>": 0.30, "b": 0.20},
+              "aaa": {"<eos>": 0.60, "a": 0.20, "b": 0.20},
+              "ab": {"<eos>": 0.90, "a": 0.05, "b": 0.05}}
+BEAM_WIDTH, BEAM_MAX_LEN = 3, 5
+
+
+class TableLM:
+    """``BEAM_TABLE`` behind the ``start`` / ``step`` interface of :mod:`attention_course.decoding`, so the
+    package's own greedy decoding and beam search run on it. The state is the (B, t) tokens written so far."""
+
+    def __init__(self, table: dict[str, dict[str, float]]):
+        self.table = table
+
+    def start(self, src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return src.new_zeros((src.shape[0], 0))
+
+    def step(self, state: torch.Tensor, prev: torch.Tensor):
+        ids = state if state.shape[1] == 0 and bool((prev == BOS).all()) else torch.cat([state, prev[:, None]], 1)
+        rows = []
+        for row in ids.tolist():
+            ended = any(i in (EOS, PAD) for i in row)
+            dist = {} if ended else self.table.get("".join(BEAM_VOCAB[i] for i in row), {})
+            p = torch.full((len(BEAM_VOCAB),), 1e-12, dtype=torch.float64)      # "impossible", but finite
+            for token, prob in (dist or {"<eos>": 1.0}).items():
+                p[BEAM_VOCAB.index(token)] = prob
+            rows.append(p.log())
+        return torch.stack(rows).float(), ids, None
+
+
+def _as_output(answer, what: str) -> str:
+    if not isinstance(answer, str):
+        raise CheckFailed(f"expected {what} as a string of tokens such as 'ab' (without <eos>), got "
+                          f"{type(answer).__name__} {answer!r}")
+    text = answer.replace("<eos>", "").strip()
+    if not text or set(text) - {"a", "b"}:
+        raise CheckFailed(f"{what} {answer!r}: an output is one or more of the letters 'a' and 'b' (the <eos> "
+                          f"after them is implied)")
+    return text
+
+
+def check_beam_prediction(greedy, beam, beam_normalised) -> None:
+    """The outputs (strings of 'a' and 'b', before <eos>) that greedy decoding, beam search with
+    ``BEAM_WIDTH`` hypotheses and no length normalisation, and the same beam with ``length_penalty=1``
+    return for ``BEAM_TABLE``; computed with the package's :func:`greedy_decode` and :func:`beam_search`."""
+    got = {"greedy": _as_output(greedy, "greedy"), "beam": _as_output(beam, "beam"),
+           "beam_normalised": _as_output(beam_normalised, "beam_normalised")}
+    model, src, lengths = TableLM(BEAM_TABLE), torch.zeros(1, 1, dtype=torch.long), torch.ones(1, dtype=torch.long)
+
+    def text(ids: torch.Tensor) -> str:
+        out = []
+        for i in ids.tolist():
+            if i == EOS:
+                break
+            out.append(BEAM_VOCAB[i])
+        return "".join(out)
+
+    def log_p(output: str) -> float:
+        ids = torch.tensor([[BEAM_VOCAB.index(c) for c in output] + [EOS]])
+        return float(sequence_log_prob(model, src, lengths, ids)[0])
+
+    want = {"greedy": text(greedy_decode(model, src, lengths, BEAM_MAX_LEN)[0]),
+            "beam": text(beam_search(model, src, lengths, BEAM_MAX_LEN, BEAM_WIDTH)[0][0]),
+            "beam_normalised": text(beam_search(model, src, lengths, BEAM_MAX_LEN, BEAM_WIDTH, 1.0)[0][0])}
+
+    def scores(output: str) -> str:
+        lp = log_p(output)
+        return f"'{output}<eos>': log p = {lp:.3f}, per token {lp / (len(output) + 1):.3f}"
+
+    if got["greedy"] != want["greedy"]:
+        raise CheckFailed(f"greedy decoding returns '{want['greedy']}', not '{got['greedy']}': it takes the most "
+                          f"likely next token at every step and never looks back ({scores(want['greedy'])})")
+    if got["beam"] != want["beam"]:
+        hint = (" Beam search keeps the greedy path only while it ranks among the best "
+                f"{BEAM_WIDTH} partial outputs." if got["beam"] == want["greedy"] else "")
+        raise CheckFailed(f"without length normalisation the beam returns '{want['beam']}', not '{got['beam']}': "
+                          f"of the finished outputs it keeps, it takes the largest summed log-probability "
+                          f"({scores(want['beam'])}; {scores(got['beam'])}).{hint}")
+    if got["beam_normalised"] != want["beam_normalised"]:
+        raise CheckFailed(f"with length_penalty = 1 the beam returns '{want['beam_normalised']}', not "
+                          f"'{got['beam_normalised']}': it ranks the finished outputs by log p divided by their "
+                          f"length, <eos> included ({scores(want['beam_normalised'])}; "
+                          f"{scores(got['beam_normalised'])})")
+    ok(f"greedy '{want['greedy']}', beam '{want['beam']}' (the most likely output, and the shortest), "
+       f"normalised beam '{want['beam_normalised']}' (the best per token): {scores(want['beam'])}; "
+       f"{scores(want['beam_normalised'])}; {scores(want['greedy'])}.")
