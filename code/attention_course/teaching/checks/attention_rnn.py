@@ -315,8 +315,10 @@ def check_length_curves(shapes: Mapping[str, str], exact_vs_independent: str, pl
                           f"{independent:.3f}" + (": the errors are not independent. They come in bunches (a skipped "
                                                   "or repeated digit shifts every later one), so they fill fewer "
                                                   "strings" if side == "above" else ""))
+    per_wrong = (L + 1) * (1 - p) / (1 - exact) if exact < 1 else 0.0     # wrong tokens per wrong string
     ok(f"the plain curve {CURVE_SHAPES[measured['plain']]} (lowest {lows['plain']:.2f}), the one with attention "
        f"{CURVE_SHAPES[measured['attention']]} (lowest {lows['attention']:.2f}); at {L} digits its exact match "
-       f"{exact:.3f} is {side} the {independent:.3f} of independent errors: errors come in bunches.")
+       f"{exact:.3f} is {side} the {independent:.3f} of independent errors"
+       + (f": a wrong string holds {per_wrong:.1f} wrong tokens on average." if side == "above" else "."))
     return {"plain_lowest": lows["plain"], "attention_lowest": lows["attention"], "exact": exact,
-            "independent": independent}
+            "independent": independent, "wrong_tokens_per_wrong_string": per_wrong}
