@@ -59,7 +59,7 @@ def test_temperature():
         check_temperature(0.1)
 
 
-# --- Exercise 2.4: a label that needs a later token ----------------------------------------------
+# --- Exercise 2.3 (ex-later-input): a label that needs a later token ------------------------------
 
 from attention_course.teaching.checks.attention_rnn import (  # noqa: E402
     ALIGNMENT_DATES,
@@ -105,7 +105,7 @@ def test_later_input_rejects_wrong(rule, best, message):
         check_later_input(rule, best)
 
 
-# --- Exercise 2.5: reading an alignment map (a stand-in model with known weights) ----------------
+# --- Exercise 2.4 (ex-read-alignment): reading an alignment map (a stand-in model with known weight ---
 
 class StandInTranslator(torch.nn.Module):
     """Writes ``iso`` for every text and puts weight 0.9 on ``where[text] = (i, j)`` while writing output
@@ -172,7 +172,7 @@ def test_alignment_reading_follows_the_model_not_the_human_reading(capsys):
     assert "Correct" in capsys.readouterr().out
 
 
-# --- Exercise 2.6: the length curves, predicted --------------------------------------------------
+# --- Exercise 2.5 (ex-length-rerun): the length curves, predicted ---------------------------------
 
 LENGTHS = list(range(3, 31, 3))
 PLAIN = {"length": LENGTHS, "token_accuracy": [0.97, 0.67, 0.48, 0.36, 0.29, 0.24, 0.22, 0.2, 0.17, 0.18],

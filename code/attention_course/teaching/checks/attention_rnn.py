@@ -117,7 +117,7 @@ def check_temperature(tau: float) -> None:
                       f"still reaches 0.99")
 
 
-# Exercise 2.4: a case where row t needs a later token ------------------------------------------
+# Exercise 2.3 (ex-later-input): a case where row t needs a later token ----------------------------
 
 LATER_LENGTH = 4     # the check runs the rule on every sequence of 4 digits
 LATER_ROW = 1        # ... and asks what the row hs[:, 1], read after src[:, 0] and src[:, 1], can know
@@ -191,7 +191,7 @@ def check_later_input(rule: Callable[[torch.Tensor], torch.Tensor], best_left_to
        f"reach 1.0 at that row.")
 
 
-# Exercise 2.5: read an alignment map ------------------------------------------------------------
+# Exercise 2.4 (ex-read-alignment): read an alignment map -----------------------------------------
 
 # One held-out day, 6 April 2007, in two numeric formats: the same digits, with the roles of the first
 # two numbers swapped. Asked: where the last digit of the month (output character 6 of YYYY-MM-DD) and
@@ -263,7 +263,7 @@ def check_alignment_reading(model, reading: Mapping[str, tuple[int, int]]) -> di
     raise AssertionError("unreachable")
 
 
-# Exercise 2.6: the length experiment, rerun with attention ---------------------------------------
+# Exercise 2.5 (ex-length-rerun): the length experiment, rerun with attention ----------------------
 
 CURVE_SHAPES = {"A": "stays above 0.9 at every tested length",
                 "B": "falls below 0.9 at some length but stays above 0.5",

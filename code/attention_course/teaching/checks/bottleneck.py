@@ -95,7 +95,7 @@ def check_linear_rnn_gradient(small: float, large: float, T: int = 50) -> None:
     ok(f"0.9^{T - 1} = {0.9 ** (T - 1):.4f} vanishes and 1.1^{T - 1} = {1.1 ** (T - 1):.1f} explodes.")
 
 
-# Exercise 1.4: the one vector the decoder receives ---------------------------------------------
+# Exercise 1.4 (ex-last-state): the one vector the decoder receives --------------------------------
 
 _HANDOVER_LENGTHS = (9, 3, 1, 6, 9, 2)      # a padded batch of mixed lengths: short rows end in padding
 
