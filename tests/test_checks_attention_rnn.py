@@ -105,7 +105,7 @@ def test_later_input_rejects_wrong(rule, best, message):
         check_later_input(rule, best)
 
 
-# --- Exercise 2.4 (ex-read-alignment): reading an alignment map (a stand-in model with known weight ---
+# --- Exercise 2.4 (ex-read-alignment): reading an alignment map, on a stand-in model with known weights
 
 class StandInTranslator(torch.nn.Module):
     """Writes ``iso`` for every text and puts weight 0.9 on ``where[text] = (i, j)`` while writing output
