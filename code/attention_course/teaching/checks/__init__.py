@@ -5,6 +5,7 @@ Each ``check_*`` takes a student's answer, prints a confirmation when it is righ
 """
 
 from ._base import CheckFailed
-from .bottleneck import check_linear_rnn_gradient, check_reverse_padded, check_token_accuracy
+from .bottleneck import check_last_state, check_linear_rnn_gradient, check_reverse_padded, check_token_accuracy
 
-__all__ = ["CheckFailed", "check_reverse_padded", "check_token_accuracy", "check_linear_rnn_gradient"]
+__all__ = ["CheckFailed", "check_reverse_padded", "check_token_accuracy", "check_linear_rnn_gradient",
+           "check_last_state"]

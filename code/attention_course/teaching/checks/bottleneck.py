@@ -8,13 +8,13 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ...models.seq2seq import reverse_padded
-from ...tasks.digits import digit_batch
+from ...models.seq2seq import Seq2Seq, reverse_padded
+from ...tasks.digits import DIGIT_VOCAB, digit_batch
 from ...tokens import EOS, PAD
 from ...train.seq2seq import accuracy
 from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, as_tensor, call, ok
 
-__all__ = ["check_reverse_padded", "check_token_accuracy", "check_linear_rnn_gradient"]
+__all__ = ["check_reverse_padded", "check_token_accuracy", "check_linear_rnn_gradient", "check_last_state"]
 
 
 # Exercise 1.1: the input-reversal trick --------------------------------------------------------
@@ -93,3 +93,66 @@ def check_linear_rnn_gradient(small: float, large: float, T: int = 50) -> None:
         raise CheckFailed(f"for w={w}: got {answer:.9g}, expected a number near {want:.9g} (relative error "
                           f"{abs(answer - want) / want:.2g}, allowed {rel_tol:.2g})")
     ok(f"0.9^{T - 1} = {0.9 ** (T - 1):.4f} vanishes and 1.1^{T - 1} = {1.1 ** (T - 1):.1f} explodes.")
+
+
+# Exercise 1.4 (ex-last-state): the one vector the decoder receives --------------------------------
+
+_HANDOVER_LENGTHS = (9, 3, 1, 6, 9, 2)      # a padded batch of mixed lengths: short rows end in padding
+
+
+def _handover_case():
+    """A small untrained GRU Seq2Seq, a padded batch, its states ``hs`` and the context it passes on."""
+    with torch.random.fork_rng():           # the learner's random stream is left as it was
+        torch.manual_seed(0)
+        model = Seq2Seq(len(DIGIT_VOCAB), embed_dim=8, hidden_dim=16, cell="gru").eval()
+    lengths = torch.tensor(_HANDOVER_LENGTHS)
+    S = int(lengths.max())
+    digits = torch.from_numpy(np.random.default_rng(3).integers(0, 10, size=(len(lengths), S))) + 3
+    src = torch.where(torch.arange(S)[None, :] < lengths[:, None], digits, PAD)
+    with torch.no_grad():
+        hs, context, _ = model.encode(src, lengths)
+    return model, src, lengths, hs, context
+
+
+def check_last_state(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """``fn(hs (B, S, H), lengths (B,)) -> (1, B, H)``: out of the encoder's states, the one vector the
+    plain decoder of :class:`Seq2Seq` starts from. The check runs the answer on the package's model."""
+    model, src, lengths, hs, want = _handover_case()
+    B, S, H = hs.shape
+    got = as_float(call(fn, hs.clone(), lengths.clone()), "the context")
+    want64 = want.double()
+    if got.shape == (B, H) and torch.allclose(got, want64[0], atol=1e-6):
+        raise CheckFailed(f"these are the right vectors, but the decoder's RNN takes its initial state as (layers, "
+                          f"batch, hidden) = {tuple(want.shape)}: add the leading axis of one layer, e.g. [None]")
+    if got.shape != want.shape:
+        raise CheckFailed(f"expected the decoder's initial state, shape (1, batch, hidden) = {tuple(want.shape)}, "
+                          f"got {tuple(got.shape)}")
+    if torch.allclose(got, want64, atol=1e-6):
+        with torch.no_grad():
+            tgt_in = torch.full((B, 4), 3 + 7)
+            mine, _ = model.decoder(tgt_in, got.to(want.dtype))
+            theirs = model(src, lengths, tgt_in)
+        if not torch.allclose(mine, theirs, atol=1e-5):     # the package itself would be broken
+            raise AssertionError("Seq2Seq does not start its decoder from the encoder's final state")
+        ok(f"the context is hs[b, lengths[b] - 1], each row's state after its last real token: one vector of "
+           f"{H} numbers per example, whatever the length. Started from it, the decoder gives Seq2Seq's logits.")
+        return
+    short = [b for b in range(B) if lengths[b] < S]
+    if torch.allclose(got, hs[:, 0].double()[None], atol=1e-6):
+        raise CheckFailed("you passed hs[:, 0], the state after the FIRST token: a decoder started from it has seen "
+                          "one digit of the source. The plain decoder starts where the encoder stopped reading")
+    if torch.allclose(got, hs[:, -1].double()[None], atol=1e-6):
+        raise CheckFailed(f"hs[:, -1] is the last POSITION of the padded batch; for the rows shorter than {S} "
+                          f"(rows {short}) it is padding, where hs is zero (packing keeps padding out of the "
+                          f"states), so their decoders would start from zeros. Take each row's last real token")
+    if torch.allclose(got, hs.double().sum(1)[None] / lengths.double()[None, :, None], atol=1e-6) or \
+            torch.allclose(got, hs.double().mean(1)[None], atol=1e-6):
+        raise CheckFailed("an average of the states is not what the plain model passes on: it passes one state, "
+                          "the encoder's last, and the decoder never sees the others")
+    for b in range(B):
+        if torch.allclose(got[0, b], want64[0, b], atol=1e-6):
+            continue
+        took = [t for t in range(S) if torch.allclose(got[0, b], hs[b, t].double(), atol=1e-6)]
+        where = f"you took hs[{b}, {took[0]}]" if took else "your vector is none of its states"
+        raise CheckFailed(f"row {b} has {int(lengths[b])} real tokens and {where}; its last real token is at index "
+                          f"lengths[{b}] - 1 = {int(lengths[b]) - 1}")
