@@ -19,11 +19,10 @@ from pathlib import Path
 import attention_course.teaching.checks as checks_pkg
 import nbformat
 import pytest
-from coursekit.coursemap import validate_course_metadata
+from coursekit.coursemap import exercise_texts, validate_course_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
-_EXERCISE = re.compile(r"(`{3,}|:{3,})\s*\{exercise\}.*?\n\s*:label:\s*(\S+)(.*?)^\1\s*$", re.S | re.M)
 _CHECK_CALL = re.compile(r"\b(check_\w+)\s*\(")
 
 
@@ -40,16 +39,6 @@ def _tested_names() -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("test_checks*.py"))
 
 
-def exercises(nb: nbformat.NotebookNode) -> dict[str, str]:
-    """The text of each ``{exercise}`` directive of ``nb``, by label."""
-    found = {}
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for m in _EXERCISE.finditer(cell.source):
-                found[m.group(2)] = m.group(3)
-    return found
-
-
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_objective_has_an_exercise(path):
     meta = validate_course_metadata(nbformat.read(path, as_version=4), path.name)
@@ -61,7 +50,7 @@ def test_every_objective_has_an_exercise(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_exercise_has_a_tested_self_check(path):
     known, tested = _checks(), _tested_names()
-    found = exercises(nbformat.read(path, as_version=4))
+    found = exercise_texts(nbformat.read(path, as_version=4))
     assert found, f"{path.name}: no exercises found"
     for label, text in found.items():
         named = set(_CHECK_CALL.findall(text))
@@ -76,6 +65,6 @@ def test_the_parser_sees_a_self_check_and_its_absence():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
         "```{exercise}\n:label: ex-a\n\nDo it, then run `check_softmax(f)`.\n```\n\n"
         "```{exercise}\n:label: ex-b\n\nNo check here.\n```")])
-    found = exercises(nb)
+    found = exercise_texts(nb)
     assert set(found) == {"ex-a", "ex-b"}
     assert _CHECK_CALL.findall(found["ex-a"]) == ["check_softmax"] and not _CHECK_CALL.findall(found["ex-b"])

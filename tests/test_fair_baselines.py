@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 import torch
 from attention_course.experiments.images import digit_accuracy, train_digit_classifier
-from attention_course.experiments.series import fit_least_squares, mean_absolute_error, train_on_windows
+from attention_course.experiments.series import (
+    fit_least_squares,
+    mean_absolute_error,
+    new_forecaster,
+    train_forecaster,
+    train_on_windows,
+    trained_forecaster,
+    trained_on_windows,
+)
 from attention_course.models.ablation import mix_values, replaced_weights, shuffled_weights, uniform_weights
 from attention_course.models.forecast import HorizonAttentionForecaster, LinearForecaster, RecurrentForecaster
 from attention_course.models.image_attention import DigitClassifier, RelativePositionAttention, local_fraction
@@ -19,6 +27,7 @@ from attention_course.tasks.series import (
     seasonal_naive_with_events,
     windows,
 )
+from attention_course.train.parallel import run_parallel
 
 
 def test_event_baselines_are_exact_on_noise_free_series():
@@ -171,3 +180,19 @@ def test_digits_loader_and_a_short_training():
         DigitClassifier("pool")
     with pytest.raises(ValueError, match="images must have shape"):
         conv(torch.rand(2, 7, 8))
+
+
+def test_seed_sweep_runs_are_the_runs_of_a_plain_loop_wherever_they_train():
+    b = make_series(np.random.default_rng(4), 128, period=6, history=12, horizon=6)
+    options = dict(history=12, horizon=6, d_model=8)
+    jobs = [dict(kind="GRU", seed=seed, data=b, steps=5, batch_size=16, hidden=8, **options) for seed in (0, 1)]
+    for job, model in zip(jobs, run_parallel(trained_on_windows, jobs, workers=2)):
+        by_hand = new_forecaster("GRU", job["seed"], hidden=8, **options)
+        train_on_windows(by_hand, b, steps=5, batch_size=16, seed=job["seed"])
+        assert all(torch.equal(p, q) for p, q in zip(model.parameters(), by_hand.parameters()))
+    model = trained_forecaster("attention", seed=3, steps=3, batch_size=8, period=6, num_heads=2, **options)
+    by_hand = new_forecaster("attention", 3, num_heads=2, **options)
+    train_forecaster(by_hand, np.random.default_rng(3), steps=3, batch_size=8, period=6)
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), by_hand.parameters()))
+    with pytest.raises(ValueError, match="kind must be one of"):
+        new_forecaster("lstm", 0)

@@ -5,7 +5,8 @@
                   pronoun resolver, the explanation classifier, retrieval head, Set Transformer,
                   forecaster, convolution as attention
     decoding/     greedy decoding, written once over each model's ``start`` / ``step``
-    train/        the one training loop (``fit``) and the sequence-to-sequence trainer
+    train/        the one training loop (``fit``), the sequence-to-sequence trainer, and
+                  ``run_parallel`` for independent runs (seeds, variants) side by side
     tasks/        generated data, each with its vocabulary: digits, dates, pronoun, reviews, views,
                   sets, series
     experiments/  a task joined to a model: date translation, the length experiment, ...

@@ -27,19 +27,29 @@ from pathlib import Path
 
 import nbformat
 
-__all__ = ["KEY", "validate_course_metadata", "admonition_objectives", "exercise_labels", "chapter_title",
-           "render_course_map", "main"]
+__all__ = ["KEY", "validate_course_metadata", "admonition_objectives", "exercise_labels", "exercise_texts",
+           "chapter_title", "render_course_map", "main"]
 
 KEY = "course"
 FIELDS = {"objectives", "prerequisites", "minutes", "exercises"}
-_EXERCISE = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{exercise\}.*?^\s*:label:\s*(\S+)", re.S | re.M)
+# An {exercise} directive: its fence (group 1), its :label: (group 2) and its text up to the closing fence (group 3).
+_EXERCISE = re.compile(r"(`{3,}|:{3,})\s*\{exercise\}.*?\n\s*:label:\s*(\S+)(.*?)^\1\s*$", re.S | re.M)
 _OBJECTIVES = re.compile(r"(?:`{3,}|:{3,})\s*\{admonition\}\s*Learning objectives\s*\n(.*?)^(?:`{3,}|:{3,})\s*$",
                          re.S | re.M)
 
 
+def _exercise_matches(nb: nbformat.NotebookNode):
+    return [m for c in nb.cells if c.cell_type == "markdown" for m in _EXERCISE.finditer(c.source)]
+
+
 def exercise_labels(nb: nbformat.NotebookNode) -> list[str]:
     """The ``:label:`` of every ``{exercise}`` directive, in notebook order."""
-    return [m.group(1) for c in nb.cells if c.cell_type == "markdown" for m in _EXERCISE.finditer(c.source)]
+    return [m.group(2) for m in _exercise_matches(nb)]
+
+
+def exercise_texts(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """The text of every ``{exercise}`` directive (after its ``:label:``, up to its closing fence), by label."""
+    return {m.group(2): m.group(3) for m in _exercise_matches(nb)}
 
 
 def admonition_objectives(nb: nbformat.NotebookNode) -> list[str]:

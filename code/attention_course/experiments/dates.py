@@ -27,12 +27,13 @@ from ..tasks.dates import (
     decode_target,
     encode_sources,
 )
+from ..train.parallel import run_parallel
 from ..train.seq2seq import accuracy, train_seq2seq
 from ..validate import check_steps, positive_int
 
 __all__ = ["train_on_dates", "train_date_translator", "train_date_transformer", "translate", "date_exact_match",
            "date_test_batch", "HELD_OUT_SEED", "COMPARISON_BUDGET", "translator_parameters", "width_for_parameters",
-           "compare_on_dates", "score_variants"]
+           "compare_on_dates", "train_and_score", "score_variants"]
 
 HELD_OUT_SEED = 2024        # test batches are drawn from the test days with this seed; training from ``seed``
 # The small, equal budget under which the chapter (accuracy) and ``make bench`` (time) compare
@@ -129,18 +130,31 @@ def width_for_parameters(target: int, **options) -> int:
     return 2
 
 
-def compare_on_dates(variants: dict[str, dict], seeds=(0, 1, 2), n_test: int = 2000, **budget) -> dict[str, dict]:
+def train_and_score(n_test: int = 5000, **options) -> tuple[AttentionSeq2Seq, float]:
+    """``train_date_translator(**options)``, then its exact match on ``n_test`` held-out dates:
+    ``(model, exact)``. One run of :func:`compare_on_dates`."""
+    model, _ = train_date_translator(**options)
+    return model, date_exact_match(model, n_test)
+
+
+def compare_on_dates(variants: dict[str, dict], seeds=(0, 1, 2), n_test: int = 2000, workers: int | None = None,
+                     **budget) -> dict[str, dict]:
     """Train every variant (keyword arguments of :func:`train_date_translator`) once per seed, all under
     the same ``budget`` (e.g. steps, batch_size) and so on the same training batches for one seed;
-    score each on the same ``n_test`` held-out dates. Returns, per variant, ``parameters``,
-    ``exact`` (one exact-match rate per seed) and ``models`` (the trained models, seed order)."""
+    score each on the same ``n_test`` held-out dates. The runs are independent, so they are spread
+    over ``workers`` processes (:func:`~attention_course.train.parallel.run_parallel`; the results do
+    not depend on it). Returns, per variant, ``parameters``, ``exact`` (one exact-match rate per
+    seed) and ``models`` (the trained models, seed order)."""
     if not len(seeds):
         raise ValueError("compare_on_dates needs at least one seed")
-    results = {}
-    for name, options in variants.items():
-        models = [train_date_translator(**budget, **options, seed=seed)[0] for seed in seeds]
-        results[name] = {"parameters": sum(p.numel() for p in models[0].parameters()),
-                         "exact": [date_exact_match(m, n_test) for m in models], "models": models}
+    names = [(name, seed) for name in variants for seed in seeds]
+    runs = run_parallel(train_and_score, [dict(n_test=n_test, **budget, **variants[name], seed=seed)
+                                          for name, seed in names], workers)
+    results = {name: {"parameters": 0, "exact": [], "models": []} for name in variants}
+    for (name, _), (model, exact) in zip(names, runs):
+        results[name]["parameters"] = sum(p.numel() for p in model.parameters())
+        results[name]["exact"].append(exact)
+        results[name]["models"].append(model)
     return results
 
 

@@ -6,12 +6,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..models.forecast import LinearForecaster, _scale
+from ..models.forecast import HorizonAttentionForecaster, LinearForecaster, RecurrentForecaster, _scale
+from ..repro import seed_everything
 from ..tasks.series import SeriesBatch, make_series
 from ..train import fit
 from ..validate import check_steps, positive_int
 
-__all__ = ["fit_least_squares", "mean_absolute_error", "train_forecaster", "train_on_windows"]
+__all__ = ["fit_least_squares", "mean_absolute_error", "train_forecaster", "train_on_windows", "FORECASTERS",
+           "new_forecaster", "trained_forecaster", "trained_on_windows"]
+
+FORECASTERS = {"attention": HorizonAttentionForecaster, "GRU": RecurrentForecaster}
 
 
 def train_forecaster(model: nn.Module, rng: np.random.Generator, steps: int = 1500,
@@ -51,6 +55,33 @@ def train_on_windows(model: nn.Module, data: SeriesBatch, steps: int, batch_size
         return (forecast - data.target[idx]).abs().mean()
 
     return fit(model, batch_loss, steps, lr, decay="linear")["loss"]
+
+
+def new_forecaster(kind: str, seed: int, **options) -> nn.Module:
+    """``seed_everything(seed)``, then a fresh ``FORECASTERS[kind](**options)``: the same model, whether
+    it is built here or in a worker process of :func:`~attention_course.train.parallel.run_parallel`."""
+    if kind not in FORECASTERS:
+        raise ValueError(f"kind must be one of {sorted(FORECASTERS)}, got {kind!r}")
+    seed_everything(seed)
+    return FORECASTERS[kind](**options)
+
+
+def trained_forecaster(kind: str, seed: int, steps: int, batch_size: int = 64, lr: float = 3e-3, period: int = 12,
+                       **options) -> nn.Module:
+    """A :func:`new_forecaster` trained by :func:`train_forecaster` on the synthetic series of the
+    generator seeded with ``seed``; returns the trained model (one run of a seed sweep)."""
+    model = new_forecaster(kind, seed, **options)
+    train_forecaster(model, np.random.default_rng(seed), steps=steps, batch_size=batch_size, lr=lr, period=period)
+    return model.eval()
+
+
+def trained_on_windows(kind: str, seed: int, data: SeriesBatch, steps: int, batch_size: int = 64,
+                       lr: float = 3e-3, **options) -> nn.Module:
+    """A :func:`new_forecaster` trained by :func:`train_on_windows` on the fixed windows ``data``
+    with ``seed``; returns the trained model (one run of a seed sweep)."""
+    model = new_forecaster(kind, seed, **options)
+    train_on_windows(model, data, steps=steps, batch_size=batch_size, lr=lr, seed=seed)
+    return model.eval()
 
 
 def fit_least_squares(model: LinearForecaster, data: SeriesBatch, ridge: float = 1e-3) -> LinearForecaster:

@@ -1,4 +1,5 @@
-"""Training: one loop (``fit``) that every model's trainer calls with its own loss."""
+"""Training: one loop (``fit``) that every model's trainer calls with its own loss, and
+``run_parallel`` (:mod:`.parallel`), which runs independent trainings in worker processes."""
 
 from .loop import fit
 

@@ -25,6 +25,25 @@ def _shape(x) -> str:
 
 # Exercise 4.1: split the features into heads -----------------------------------------------------
 
+def _diagnose_heads(got: torch.Tensor, want: torch.Tensor, swapped: tuple[tuple[int, ...], str], shape_hint: str,
+                    bugs: list[tuple[torch.Tensor, str]], praise: str, source: Callable[[int, int, int, int], str]):
+    """The diagnosis both split-heads checks share: a known wrong shape, then the shape, then known wrong
+    splits in order, then the first entry that differs (``source(b, h, t, f)`` names the input entry)."""
+    if got.shape == swapped[0]:
+        raise CheckFailed(swapped[1])
+    if got.shape != want.shape:
+        raise CheckFailed(f"{shape_hint} expected shape (batch, heads, T, d_head) = {tuple(want.shape)}, got {_shape(got)}")
+    if torch.equal(got, want):
+        ok(praise)
+        return
+    for wrong, message in bugs:
+        if torch.equal(got, wrong):
+            raise CheckFailed(message)
+    b, h, t, f = (got != want).nonzero()[0].tolist()
+    raise CheckFailed(f"batch {b}, head {h}, time {t}, feature {f}: got {got[b, h, t, f].item():g}, expected "
+                      f"{want[b, h, t, f].item():g} ({source(b, h, t, f)})")
+
+
 def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     """``fn(x (B, T, E), num_heads) -> (B, H, T, E / H)``, head h holding features h*d .. (h+1)*d - 1."""
     B, T, E, H = 2, 5, 12, 3
@@ -32,27 +51,20 @@ def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     x = torch.arange(B * T * E, dtype=torch.float32).reshape(B, T, E)
     want = split_heads(x, H).double()
     got = as_float(call(fn, x.clone(), H), "the heads")
-    if got.shape == (B, T, H, d):
-        raise CheckFailed(f"shape {_shape(got)} is (batch, T, heads, d_head): the features are split, but the "
-                          f"head axis must come before time; move it with transpose(1, 2)")
-    if got.shape != want.shape:
-        raise CheckFailed(f"for x of shape {(B, T, E)} and {H} heads expected shape (batch, heads, T, d_head) = "
-                          f"{tuple(want.shape)}, got {_shape(got)}")
-    if torch.equal(got, want):
-        ok("each head holds a block of consecutive features, at every time step.")
-        return
     x = x.double()
-    if torch.equal(got, x.reshape(B, H, T, d)):
-        raise CheckFailed("you reshaped (B, T, E) straight to (B, H, T, d_head): the memory order is time-major, "
-                          "so head 0 now holds pieces of several time steps. View as (B, T, H, d_head) first, "
-                          "then transpose(1, 2)")
-    if torch.equal(got, x.view(B, T, d, H).permute(0, 3, 1, 2)):
-        raise CheckFailed("head h got the strided features h, h+H, h+2H, ...: a valid split, but not the one the "
-                          "package and torch use (consecutive blocks), so weights copied from torch would land in "
-                          "the wrong heads")
-    b, h, t, f = (got != want).nonzero()[0].tolist()
-    raise CheckFailed(f"batch {b}, head {h}, time {t}, feature {f}: got {got[b, h, t, f].item():g}, expected "
-                      f"{want[b, h, t, f].item():g} (x[{b}, {t}, {h * d + f}])")
+    _diagnose_heads(
+        got, want,
+        swapped=((B, T, H, d), f"shape {_shape(got)} is (batch, T, heads, d_head): the features are split, but the "
+                               f"head axis must come before time; move it with transpose(1, 2)"),
+        shape_hint=f"for x of shape {(B, T, E)} and {H} heads",
+        bugs=[(x.reshape(B, H, T, d), "you reshaped (B, T, E) straight to (B, H, T, d_head): the memory order is "
+                                      "time-major, so head 0 now holds pieces of several time steps. View as "
+                                      "(B, T, H, d_head) first, then transpose(1, 2)"),
+              (x.view(B, T, d, H).permute(0, 3, 1, 2),
+               "head h got the strided features h, h+H, h+2H, ...: a valid split, but not the one the package and "
+               "torch use (consecutive blocks), so weights copied from torch would land in the wrong heads")],
+        praise="each head holds a block of consecutive features, at every time step.",
+        source=lambda b, h, t, f: f"x[{b}, {t}, {h * d + f}]")
 
 
 # Exercise 4.2: the other direction of from_torch -------------------------------------------------
@@ -150,26 +162,20 @@ def check_split_heads_time_first(fn: Callable[[torch.Tensor, int], torch.Tensor]
     x = torch.arange(T * B * E, dtype=torch.float32).reshape(T, B, E)
     want = split_heads(x.transpose(0, 1), H).double()
     got = as_float(call(fn, x.clone(), H), "the heads")
-    if got.shape == (T, H, B, d):
-        raise CheckFailed(f"shape {_shape(got)} is (T, heads, batch, d_head): the input is time-first (T, B, E), "
-                          f"so batch and time are swapped; bring the batch axis to the front")
-    if got.shape != want.shape:
-        raise CheckFailed(f"for x of shape (T, B, E) = {(T, B, E)} and {H} heads expected (batch, heads, T, d_head) "
-                          f"= {tuple(want.shape)}, got {_shape(got)}")
-    if torch.equal(got, want):
-        ok("batch first, then each head holds a block of consecutive features at every time step.")
-        return
     x = x.double()
-    if torch.equal(got, x.reshape(B, H, T, d)):
-        raise CheckFailed("you reshaped (T, B, E) straight to (B, H, T, d_head): memory is read in its stored order, "
-                          "so a 'head' holds pieces of several positions and examples. Split the feature axis first, "
-                          "(T, B, H, d_head), then permute the axes")
-    if torch.equal(got, x.view(T, B, d, H).permute(1, 3, 0, 2)):
-        raise CheckFailed("head h got the strided features h, h+H, h+2H, ...: split the feature axis as (H, d_head), "
-                          "not (d_head, H)")
-    b, h, t, f = (got != want).nonzero()[0].tolist()
-    raise CheckFailed(f"batch {b}, head {h}, time {t}, feature {f}: got {got[b, h, t, f].item():g}, expected "
-                      f"{want[b, h, t, f].item():g} (x[{t}, {b}, {h * d + f}])")
+    _diagnose_heads(
+        got, want,
+        swapped=((T, H, B, d), f"shape {_shape(got)} is (T, heads, batch, d_head): the input is time-first "
+                               f"(T, B, E), so batch and time are swapped; bring the batch axis to the front"),
+        shape_hint=f"for x of shape (T, B, E) = {(T, B, E)} and {H} heads",
+        bugs=[(x.reshape(B, H, T, d), "you reshaped (T, B, E) straight to (B, H, T, d_head): memory is read in its "
+                                      "stored order, so a 'head' holds pieces of several positions and examples. "
+                                      "Split the feature axis first, (T, B, H, d_head), then permute the axes"),
+              (x.view(T, B, d, H).permute(1, 3, 0, 2),
+               "head h got the strided features h, h+H, h+2H, ...: split the feature axis as (H, d_head), "
+               "not (d_head, H)")],
+        praise="batch first, then each head holds a block of consecutive features at every time step.",
+        source=lambda b, h, t, f: f"x[{t}, {b}, {h * d + f}]")
 
 
 # Exercise 4.2: find the head-merge bug -----------------------------------------------------------
