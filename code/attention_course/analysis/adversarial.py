@@ -19,6 +19,17 @@ models were not always of this form, searched by gradient descent on a penalised
 :func:`jain_wallace_adversaries` follows the configuration of their released code, and
 :func:`adversarial_attention_search` is a simplified search of ours (one adversary, a smaller
 penalty, the best feasible iterate kept). Either can only find less than the exact corners.
+
+Wiegreffe & Pinter (2019, Section 4) ask a different question with a *model-consistent* adversary:
+not an edit of a trained model's attention, but a whole second model of the same architecture,
+trained from scratch to reproduce the first one's predictions while its own attention moves away
+from the first one's. :func:`consistent_adversary_loss` is their objective per batch,
+
+    mean_i TVD(y_adv_i, y_base_i) - lambda * mean_i D(a_adv_i, a_base_i),
+
+with D the KL divergence KL(a_adv || a_base) as in their released code (``divergence="kl"``) or JSD
+as in their paper's text (``divergence="jsd"``); the trainer is
+:func:`attention_course.experiments.reviews.train_consistent_adversary`.
 """
 
 from __future__ import annotations
@@ -29,7 +40,8 @@ from ..layers.attention import masked_softmax, padding_mask
 from ..validate import check_lengths, positive_int
 
 __all__ = ["js_divergence", "total_variation", "permutation_output_change", "adversarial_attention",
-           "adversarial_attention_search", "jain_wallace_adversaries", "best_adversary"]
+           "adversarial_attention_search", "jain_wallace_adversaries", "best_adversary",
+           "kl_divergence", "consistent_adversary_loss"]
 
 
 def _check_distributions(p: torch.Tensor, q: torch.Tensor) -> None:
@@ -102,13 +114,14 @@ def _logit_interval(base_prob: torch.Tensor, bias: float, epsilon: float) -> tup
 
 @torch.no_grad()
 def adversarial_attention(token_logits: torch.Tensor, bias: float, weights: torch.Tensor, lengths: torch.Tensor,
-                          epsilon: float = 0.01, chunk: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
+                          epsilon: float = 0.01, chunk: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
     """The attention farthest from ``weights`` (largest JSD) that moves P(positive) by <= epsilon.
 
     ``token_logits`` (N, T) = s_t, ``weights`` (N, T) the model's attention. Returns
     (adversarial weights (N, T), their JSD from ``weights`` (N,)), exact up to float rounding:
     every corner of the feasible polytope is tried (one-token distributions inside the interval,
-    and two-token mixtures on its boundary), O(T^2) candidates per row, ``chunk`` rows at a time.
+    and two-token mixtures on its boundary), O(T^2) candidates per row, ``chunk`` rows at a time
+    (the result does not depend on ``chunk``; small chunks keep the candidates in the CPU's cache).
     """
     if not 0 < epsilon < 1:
         raise ValueError(f"epsilon must lie in (0, 1), got {epsilon!r}")
@@ -247,3 +260,44 @@ def best_adversary(adversaries: torch.Tensor, changes: torch.Tensor, weights: to
     ok = jsd[rows, best] >= 0
     return (torch.where(ok[:, None], adversaries[rows, best], weights),
             torch.where(ok, jsd[rows, best], torch.zeros_like(jsd[rows, best])))
+
+
+def kl_divergence(p: torch.Tensor, q: torch.Tensor, floor: float = 1e-10) -> torch.Tensor:
+    """KL(p || q) over the last axis, in nats: (..., T), (..., T) -> (...); 0 log 0 = 0.
+
+    ``q`` is clamped at ``floor`` inside the logarithm, as Wiegreffe & Pinter's code adds 1e-10, so
+    that mass of p where q is 0 costs a large but finite amount (about p * 23 nats) instead of inf.
+    """
+    _check_distributions(p, q)
+    if not floor > 0:
+        raise ValueError(f"floor must be positive, got {floor!r}")
+    return (torch.xlogy(p, p) - p * torch.log(q.clamp(min=floor))).sum(-1)
+
+
+_DIVERGENCES = {"kl": kl_divergence, "jsd": js_divergence}
+
+
+def consistent_adversary_loss(adv_probs: torch.Tensor, base_probs: torch.Tensor, adv_weights: torch.Tensor,
+                              base_weights: torch.Tensor, lam: float, divergence: str = "kl") -> torch.Tensor:
+    """Wiegreffe & Pinter's adversarial objective on a batch, to be minimised (a scalar):
+
+        mean TVD(adv_probs, base_probs) - lam * mean D(adv_weights, base_weights)
+
+    ``adv_probs``, ``base_probs`` (N,) are P(positive) of the adversary and of the base model (TVD of
+    two classes: |p - q|); ``adv_weights``, ``base_weights`` (N, T) their attention; ``lam`` >= 0 the
+    trade-off (0: only reproduce the predictions); D is ``"kl"`` (KL(adv || base), their code) or
+    ``"jsd"``. Their code sums over the batch and takes half of |p - q| as the TVD; we average and
+    take the whole, which rescales lambda by 2 and nothing else.
+    """
+    if divergence not in _DIVERGENCES:
+        raise ValueError(f"divergence must be one of {sorted(_DIVERGENCES)}, got {divergence!r}")
+    if not (isinstance(lam, (int, float)) and lam >= 0):
+        raise ValueError(f"lam must be a number >= 0, got {lam!r}")
+    if adv_probs.shape != base_probs.shape or adv_probs.dim() != 1:
+        raise ValueError(f"adv_probs {tuple(adv_probs.shape)} and base_probs {tuple(base_probs.shape)} must share "
+                         f"one (N,) shape")
+    if adv_weights.shape != base_weights.shape or adv_weights.shape[:1] != adv_probs.shape:
+        raise ValueError(f"adv_weights {tuple(adv_weights.shape)} and base_weights {tuple(base_weights.shape)} must "
+                         f"share one (N, T) shape with N = {adv_probs.shape[0]}")
+    tvd = total_variation(adv_probs, base_probs)                                     # (N,)
+    return tvd.mean() - lam * _DIVERGENCES[divergence](adv_weights, base_weights).mean()

@@ -11,12 +11,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..analysis.adversarial import consistent_adversary_loss, js_divergence, total_variation
 from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
 from ..train import fit
 from ..validate import check_steps
 
-__all__ = ["train_classifier", "predict_proba", "accuracy", "importance_taus"]
+__all__ = ["train_classifier", "predict_proba", "accuracy", "importance_taus", "train_consistent_adversary",
+           "consistency"]
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -72,3 +74,41 @@ def importance_taus(model: AttentionClassifier, data) -> dict[str, np.ndarray]:
     return {"attention-gradient": kendall_tau(attention, gradient, data.lengths),
             "attention-loo": kendall_tau(attention, loo, data.lengths),
             "gradient-loo": kendall_tau(gradient, loo, data.lengths)}
+
+
+def train_consistent_adversary(model: AttentionClassifier, data, base_probs: torch.Tensor,
+                               base_weights: torch.Tensor, lam: float, steps: int = 400, batch_size: int = 64,
+                               lr: float = 1e-2, seed: int = 0, divergence: str = "kl") -> list[float]:
+    """Train ``model`` (fresh) as Wiegreffe & Pinter's model-consistent adversary of a base model.
+
+    ``base_probs`` (N,) and ``base_weights`` (N, T) are the base model's P(positive) and attention on
+    every example of ``data``; the labels are not used. Adam on random mini-batches of
+    :func:`~attention_course.analysis.adversarial.consistent_adversary_loss`, the same batches and
+    optimiser as :func:`train_classifier`. Returns the loss per step.
+    """
+    check_steps(steps)
+    if base_probs.shape != data.labels.shape or base_weights.shape != data.tokens.shape:
+        raise ValueError(f"base_probs {tuple(base_probs.shape)} and base_weights {tuple(base_weights.shape)} must "
+                         f"match the data's labels {tuple(data.labels.shape)} and tokens {tuple(data.tokens.shape)}")
+    device = next(model.parameters()).device
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+
+    def batch_loss() -> torch.Tensor:
+        index = torch.as_tensor(rng.choice(len(data), size=batch_size, replace=False))
+        batch = data.subset(index).to(device)
+        logits, weights = model(batch.tokens, batch.lengths)
+        target = base_weights[index, :batch.tokens.shape[1]].to(device)
+        return consistent_adversary_loss(torch.sigmoid(logits), base_probs[index].to(device), weights, target,
+                                         lam, divergence)
+
+    return fit(model, batch_loss, steps, lr)["loss"]
+
+
+def consistency(model: AttentionClassifier, data, base_probs: torch.Tensor,
+                base_weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per example of ``data``: (JSD of the model's attention from ``base_weights`` (N,), TVD of its
+    P(positive) from ``base_probs`` (N,)), Wiegreffe & Pinter's two axes."""
+    probs, weights = predict_proba(model, data)
+    return (js_divergence(weights, base_weights.to(weights.device)),
+            total_variation(probs, base_probs.to(probs.device)))

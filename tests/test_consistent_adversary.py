@@ -1,0 +1,135 @@
+"""Wiegreffe & Pinter's model-consistent adversary: its loss, the KL divergence and the trainer (Chapter 6)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from attention_course.analysis.adversarial import (
+    adversarial_attention,
+    consistent_adversary_loss,
+    js_divergence,
+    kl_divergence,
+)
+from attention_course.experiments.reviews import (
+    consistency,
+    predict_proba,
+    train_classifier,
+    train_consistent_adversary,
+)
+from attention_course.models.classifier import AttentionClassifier
+from attention_course.tasks.reviews import VOCAB, planted_reviews
+
+
+def test_kl_divergence_by_hand():
+    p = torch.tensor([0.5, 0.5, 0.0])
+    q = torch.tensor([0.25, 0.25, 0.5])
+    assert kl_divergence(p, q).item() == pytest.approx(math.log(2))          # 2 * 0.5 * ln(0.5 / 0.25)
+    assert kl_divergence(q, q).item() == pytest.approx(0.0, abs=1e-7)
+    # mass where q is 0 costs -log(floor) per unit, finite
+    one_hot, other = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])
+    assert kl_divergence(one_hot, other).item() == pytest.approx(-math.log(1e-10), rel=1e-5)
+    assert torch.isfinite(kl_divergence(one_hot, other))
+
+
+def test_kl_divergence_rejects_bad_input():
+    with pytest.raises(ValueError, match="differ in shape"):
+        kl_divergence(torch.ones(3) / 3, torch.ones(4) / 4)
+    with pytest.raises(ValueError, match="non-negative"):
+        kl_divergence(torch.tensor([1.5, -0.5]), torch.tensor([0.5, 0.5]))
+    with pytest.raises(ValueError, match="floor must be positive"):
+        kl_divergence(torch.ones(2) / 2, torch.ones(2) / 2, floor=0.0)
+
+
+def test_loss_is_tvd_minus_lambda_divergence():
+    gen = torch.Generator().manual_seed(0)
+    adv_p, base_p = torch.rand(6, generator=gen), torch.rand(6, generator=gen)
+    adv_w = torch.softmax(torch.randn(6, 5, generator=gen), -1)
+    base_w = torch.softmax(torch.randn(6, 5, generator=gen), -1)
+    tvd = (adv_p - base_p).abs().mean()
+    assert consistent_adversary_loss(adv_p, base_p, adv_w, base_w, 0.0).item() == pytest.approx(tvd.item())
+    for divergence, fn in (("jsd", js_divergence), ("kl", kl_divergence)):
+        loss = consistent_adversary_loss(adv_p, base_p, adv_w, base_w, 0.5, divergence)
+        assert loss.item() == pytest.approx((tvd - 0.5 * fn(adv_w, base_w).mean()).item(), rel=1e-6)
+    # identical models: nothing to pay, nothing to gain
+    assert consistent_adversary_loss(base_p, base_p, base_w, base_w, 2.0, "jsd").item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_loss_rejects_bad_input():
+    p, w = torch.full((3,), 0.5), torch.full((3, 4), 0.25)
+    with pytest.raises(ValueError, match="divergence must be one of"):
+        consistent_adversary_loss(p, p, w, w, 1.0, "tvd")
+    with pytest.raises(ValueError, match="lam must be a number >= 0"):
+        consistent_adversary_loss(p, p, w, w, -1.0)
+    with pytest.raises(ValueError, match="one \\(N,\\) shape"):
+        consistent_adversary_loss(p, torch.full((4,), 0.5), w, w, 1.0)
+    with pytest.raises(ValueError, match="one \\(N, T\\) shape"):
+        consistent_adversary_loss(p, p, w, torch.full((3, 5), 0.2), 1.0)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """A small base BiLSTM trained on planted reviews, and its predictions and attention."""
+    train = planted_reviews(np.random.default_rng(1), 400)
+    test = planted_reviews(np.random.default_rng(2), 100)
+    torch.manual_seed(0)
+    base = AttentionClassifier(len(VOCAB), 16, 16, "bilstm")
+    train_classifier(base, train, steps=150, batch_size=32, lr=2e-2)
+    return train, test, base, predict_proba(base, train), predict_proba(base, test)
+
+
+def _adversary(tiny, lam):
+    """Train an adversary with weight ``lam``; (losses, mean JSD, mean TVD) on the reviews it was trained on."""
+    train, _, _, base_train, _ = tiny
+    torch.manual_seed(1)
+    adversary = AttentionClassifier(len(VOCAB), 16, 16, "bilstm")
+    history = train_consistent_adversary(adversary, train, *base_train, lam, steps=150, batch_size=32, lr=2e-2,
+                                         seed=1, divergence="jsd")
+    jsd, tvd = consistency(adversary, train, *base_train)
+    return history, jsd.mean().item(), tvd.mean().item()
+
+
+def test_consistency_of_a_model_with_itself_is_zero(tiny):
+    _, test, base, _, base_test = tiny
+    jsd, tvd = consistency(base, test, *base_test)
+    assert jsd.abs().max().item() < 1e-6 and tvd.abs().max().item() < 1e-6
+
+
+def test_lambda_zero_reproduces_the_base_predictions(tiny):
+    train, _, _, base_train, _ = tiny
+    torch.manual_seed(1)
+    untrained = AttentionClassifier(len(VOCAB), 16, 16, "bilstm")
+    _, tvd_untrained = consistency(untrained, train, *base_train)
+    history, _, tvd = _adversary(tiny, 0.0)
+    assert history[-1] < history[0]
+    assert tvd < 0.03 and tvd_untrained.mean().item() > 0.2
+
+
+def test_larger_lambda_raises_the_attention_distance(tiny):
+    _, jsd_0, _ = _adversary(tiny, 0.0)
+    _, jsd_1, tvd_1 = _adversary(tiny, 1.0)
+    assert jsd_1 > jsd_0 + 0.05
+    assert jsd_1 <= math.log(2) + 1e-6
+    assert tvd_1 < 0.05                      # still close to the base predictions
+
+
+def test_trainer_rejects_mismatched_targets(tiny):
+    train, _, _, (probs, weights), _ = tiny
+    model = AttentionClassifier(len(VOCAB), 8, 8, "bilstm")
+    with pytest.raises(ValueError, match="must match the data's labels"):
+        train_consistent_adversary(model, train, probs[:10], weights, 1.0, steps=1)
+    with pytest.raises(ValueError, match="must match the data's labels"):
+        train_consistent_adversary(model, train, probs, weights[:, :3], 1.0, steps=1)
+
+
+def test_exact_adversary_does_not_depend_on_the_chunk():
+    gen = torch.Generator().manual_seed(3)
+    s = torch.randn(70, 9, generator=gen)
+    a = torch.softmax(torch.randn(70, 9, generator=gen), -1)
+    lengths = torch.randint(2, 10, (70,), generator=gen)
+    a = a * (torch.arange(9)[None] < lengths[:, None])
+    a = a / a.sum(1, keepdim=True)
+    whole = adversarial_attention(s, 0.3, a, lengths, chunk=256)
+    for chunk in (1, 7, 32):
+        parts = adversarial_attention(s, 0.3, a, lengths, chunk=chunk)
+        assert torch.equal(parts[0], whole[0]) and torch.equal(parts[1], whole[1])
