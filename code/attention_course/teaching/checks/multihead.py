@@ -32,7 +32,8 @@ def _diagnose_heads(got: torch.Tensor, want: torch.Tensor, swapped: tuple[tuple[
     if got.shape == swapped[0]:
         raise CheckFailed(swapped[1])
     if got.shape != want.shape:
-        raise CheckFailed(f"{shape_hint} expected shape (batch, heads, T, d_head) = {tuple(want.shape)}, got {_shape(got)}")
+        raise CheckFailed(f"{shape_hint} expected shape (batch, heads, T, d_head) = {tuple(want.shape)}, "
+                          f"got {_shape(got)}")
     if torch.equal(got, want):
         ok(praise)
         return
