@@ -375,3 +375,14 @@ def test_explorer_takes_low_precision_weights(dtype):
     html = attention_explorer(w, list("abcd"), list("xyz")).data
     want = attention_explorer(w.float(), list("abcd"), list("xyz"), title="float32").data
     assert html.count("<td") == want.count("<td") == 12
+
+
+def test_a_named_choice_lists_the_choices_and_the_bad_value():
+    from attention_course.validate import check_choice
+    assert check_choice("split", "test", {"train": 0, "test": 1}) == "test"
+    with pytest.raises(ValueError, match=r"split must be one of \['test', 'train'\], got 'dev'"):
+        check_choice("split", "dev", {"train": 0, "test": 1})
+    with pytest.raises(ValueError, match=r"norm must be one of \['post', 'pre'\] \(where\), got \['pre'\]"):
+        check_choice("norm", ["pre"], ("pre", "post"), " (where)")          # unhashable: still a clear error
+    with pytest.raises(ValueError, match="got True"):
+        check_choice("cell", True, ("gru", "lstm"))

@@ -97,8 +97,9 @@ def test_scaled_embeddings_are_multiplied_by_sqrt_d_model():
     torch.testing.assert_close(scaled._embed(scaled.src_embed, ids), math.sqrt(16) * plain._embed(plain.src_embed, ids))
 
 
-@pytest.mark.parametrize("options, message", [({"norm": "middle"}, "norm must be 'pre' or 'post'"),
-                                              ({"positions": "rotary"}, "positions must be one of")])
+@pytest.mark.parametrize("options, message", [
+    ({"norm": "middle"}, r"norm must be one of \['post', 'pre'\] \(where the layer norms sit\), got 'middle'"),
+    ({"positions": "rotary"}, "positions must be one of")])
 def test_bad_variant_names_are_clear_errors(options, message):
     with pytest.raises(ValueError, match=message):
         _model(**options)

@@ -157,3 +157,12 @@ def check_dropout(name: str, p) -> float:
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) < 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1), got {p!r}")
     return float(p)
+
+
+def check_choice(name: str, value, choices, hint: str = ""):
+    """``value`` must be one of ``choices`` (names: a tuple, set or the keys of a dict); returns it.
+    ``hint`` follows the list of choices in the message, e.g. what the choice decides."""
+    options = sorted(choices)
+    if isinstance(value, bool) or value not in options:
+        raise ValueError(f"{name} must be one of {options}{hint}, got {value!r}")
+    return value

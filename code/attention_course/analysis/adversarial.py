@@ -37,7 +37,7 @@ from __future__ import annotations
 import torch
 
 from ..layers.attention import masked_softmax, padding_mask
-from ..validate import check_lengths, positive_int
+from ..validate import check_choice, check_lengths, positive_int
 
 __all__ = ["js_divergence", "total_variation", "permutation_output_change", "adversarial_attention",
            "adversarial_attention_search", "jain_wallace_adversaries", "best_adversary",
@@ -289,8 +289,7 @@ def consistent_adversary_loss(adv_probs: torch.Tensor, base_probs: torch.Tensor,
     ``"jsd"``. Their code sums over the batch and takes half of |p - q| as the TVD; we average and
     take the whole, which rescales lambda by 2 and nothing else.
     """
-    if divergence not in _DIVERGENCES:
-        raise ValueError(f"divergence must be one of {sorted(_DIVERGENCES)}, got {divergence!r}")
+    check_choice("divergence", divergence, _DIVERGENCES)
     if not (isinstance(lam, (int, float)) and lam >= 0):
         raise ValueError(f"lam must be a number >= 0, got {lam!r}")
     if adv_probs.shape != base_probs.shape or adv_probs.dim() != 1:

@@ -10,7 +10,7 @@ from ..models.forecast import HorizonAttentionForecaster, LinearForecaster, Recu
 from ..repro import seed_everything
 from ..tasks.series import SeriesBatch, make_series
 from ..train import fit
-from ..validate import check_steps, positive_int
+from ..validate import check_choice, check_steps, positive_int
 
 __all__ = ["fit_least_squares", "mean_absolute_error", "train_forecaster", "train_on_windows", "FORECASTERS",
            "new_forecaster", "trained_forecaster", "trained_on_windows"]
@@ -60,8 +60,7 @@ def train_on_windows(model: nn.Module, data: SeriesBatch, steps: int, batch_size
 def new_forecaster(kind: str, seed: int, **options) -> nn.Module:
     """``seed_everything(seed)``, then a fresh ``FORECASTERS[kind](**options)``: the same model, whether
     it is built here or in a worker process of :func:`~attention_course.train.parallel.run_parallel`."""
-    if kind not in FORECASTERS:
-        raise ValueError(f"kind must be one of {sorted(FORECASTERS)}, got {kind!r}")
+    check_choice("kind", kind, FORECASTERS)
     seed_everything(seed)
     return FORECASTERS[kind](**options)
 

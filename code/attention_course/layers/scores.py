@@ -9,6 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..validate import check_choice
+
 __all__ = ["DotScore", "GeneralScore", "AdditiveScore", "make_score"]
 
 
@@ -50,6 +52,5 @@ _SCORES = {"dot": DotScore, "general": GeneralScore, "additive": AdditiveScore}
 
 def make_score(name: str, hidden_dim: int) -> nn.Module:
     """One of ``"dot"``, ``"general"``, ``"additive"``."""
-    if name not in _SCORES:
-        raise ValueError(f"score must be one of {sorted(_SCORES)}, got {name!r}")
+    check_choice("score", name, _SCORES)
     return DotScore() if name == "dot" else _SCORES[name](hidden_dim)

@@ -27,7 +27,7 @@ from torch import nn
 
 from ..layers.attention import masked_softmax, padding_mask
 from ..layers.scores import AdditiveScore
-from ..validate import check_lengths, check_token_ids
+from ..validate import check_choice, check_lengths, check_token_ids
 from .seq2seq import make_rnn
 
 __all__ = ["AttentionClassifier", "uniform_weights", "reversal_index"]
@@ -58,10 +58,8 @@ class AttentionClassifier(nn.Module):
     def __init__(self, vocab_size: int, embed_dim: int = 32, hidden_dim: int = 32,
                  encoder: str = "bilstm", attention: str = "additive"):
         super().__init__()
-        if encoder not in _ENCODERS:
-            raise ValueError(f"encoder must be one of {_ENCODERS}, got {encoder!r}")
-        if attention not in _ATTENTIONS:
-            raise ValueError(f"attention must be one of {_ATTENTIONS}, got {attention!r}")
+        check_choice("encoder", encoder, _ENCODERS)
+        check_choice("attention", attention, _ATTENTIONS)
         if encoder == "bilstm" and hidden_dim % 2:
             raise ValueError(f"a BiLSTM splits hidden_dim in two; got odd hidden_dim={hidden_dim}")
         self.encoder_kind, self.attention_kind = encoder, attention

@@ -41,7 +41,7 @@ from ..decoding import greedy_decode
 from ..layers.attention import masked_softmax, padding_mask, weighted_sum
 from ..layers.scores import make_score
 from ..tokens import PAD
-from ..validate import check_decoder_input, check_source
+from ..validate import check_choice, check_decoder_input, check_source
 from .seq2seq import Encoded, Encoder, make_rnn
 
 __all__ = ["LuongDecoder", "BahdanauDecoder", "AttentionSeq2Seq", "DECODERS"]
@@ -151,9 +151,7 @@ class AttentionSeq2Seq(nn.Module):
                  score: str | None = None, cell: str = "gru", bidirectional: bool = False, decoder: str = "luong",
                  attentional: bool = False, input_feeding: bool = False):
         super().__init__()
-        if decoder not in DECODERS:
-            raise ValueError(f"decoder must be one of {sorted(DECODERS)}, got {decoder!r}")
-        if decoder == "bahdanau" and (attentional or input_feeding):
+        if check_choice("decoder", decoder, DECODERS) == "bahdanau" and (attentional or input_feeding):
             raise ValueError("attentional and input_feeding are options of the Luong decoder, not of Bahdanau's")
         self.encoder = Encoder(src_vocab_size, embed_dim, hidden_dim, cell, bidirectional)
         if decoder == "luong":

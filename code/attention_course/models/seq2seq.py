@@ -20,7 +20,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..decoding import greedy_decode
 from ..layers.attention import padding_mask
 from ..tokens import BOS, EOS, PAD
-from ..validate import check_decoder_input, check_source, check_token_ids, positive_int
+from ..validate import check_choice, check_decoder_input, check_source, check_token_ids, positive_int
 
 __all__ = ["Encoder", "Decoder", "Seq2Seq", "StackedSeq2Seq", "Encoded", "reverse_padded", "make_rnn"]
 
@@ -29,9 +29,7 @@ _CELLS = {"rnn": (nn.RNN, {"nonlinearity": "tanh"}), "gru": (nn.GRU, {}), "lstm"
 
 def make_rnn(cell: str, input_size: int, hidden_size: int, **kwargs) -> nn.RNNBase:
     """A batch-first torch RNN layer of the named kind (see ``_CELLS``)."""
-    if cell not in _CELLS:
-        raise ValueError(f"cell must be one of {sorted(_CELLS)}, got {cell!r}")
-    layer, options = _CELLS[cell]
+    layer, options = _CELLS[check_choice("cell", cell, _CELLS)]
     return layer(input_size, hidden_size, batch_first=True, **options, **kwargs)
 
 

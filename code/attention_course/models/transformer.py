@@ -36,7 +36,7 @@ from ..decoding import greedy_decode
 from ..layers.attention import causal_mask, padding_mask
 from ..layers.multihead import MultiHeadAttention
 from ..tokens import PAD
-from ..validate import check_decoder_input, check_source
+from ..validate import check_choice, check_decoder_input, check_source
 
 __all__ = ["sinusoidal_positions", "PositionalEncoding", "LearnedPositions", "NoPositions", "FeedForward",
            "EncoderLayer", "DecoderLayer", "DecodeState", "Transformer"]
@@ -112,12 +112,6 @@ class FeedForward(nn.Module):
         return self.net(x)
 
 
-def _check_norm(norm: str) -> str:
-    if norm not in NORMS:
-        raise ValueError(f"norm must be 'pre' or 'post' (where the layer norms sit), got {norm!r}")
-    return norm
-
-
 class EncoderLayer(nn.Module):
     """``forward(x (B, S, d), mask) -> (x (B, S, d), weights (B, H, S, S))``. ``norm``: "pre" or "post"
     (where the layer norms sit, see the module's docstring)."""
@@ -127,7 +121,7 @@ class EncoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(d_model, num_heads)
         self.ff = FeedForward(d_model, d_ff)
         self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.post = _check_norm(norm) == "post"
+        self.post = check_choice("norm", norm, NORMS, " (where the layer norms sit)") == "post"
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
         if self.post:                                      # LayerNorm(x + sublayer(x)), the original order
@@ -151,7 +145,7 @@ class DecoderLayer(nn.Module):
         self.cross_attn = MultiHeadAttention(d_model, num_heads)
         self.ff = FeedForward(d_model, d_ff)
         self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
-        self.post = _check_norm(norm) == "post"
+        self.post = check_choice("norm", norm, NORMS, " (where the layer norms sit)") == "post"
 
     def forward(self, y: torch.Tensor, memory: torch.Tensor, self_mask: torch.Tensor | None = None,
                 memory_mask: torch.Tensor | None = None):
@@ -221,8 +215,7 @@ class Transformer(nn.Module):
                  num_layers: int = 2, d_ff: int = 128, max_len: int = 64, kv_cache: bool = True,
                  positions: str = "sinusoidal", norm: str = "pre", scale_embeddings: bool = False):
         super().__init__()
-        if positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {sorted(POSITIONS)}, got {positions!r}")
+        check_choice("positions", positions, POSITIONS)
         self.d_model, self.kv_cache = d_model, kv_cache
         self.embed_scale = math.sqrt(d_model) if scale_embeddings else 1.0
         self.src_embed = nn.Embedding(src_vocab_size, d_model, padding_idx=PAD)

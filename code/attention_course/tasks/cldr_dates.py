@@ -45,7 +45,7 @@ from babel.core import get_global
 from babel.dates import get_date_format
 
 from ..tokens import EOS, PAD, SPECIALS, Batch, decode_ids
-from ..validate import positive_int
+from ..validate import check_choice, positive_int
 from .dates import SPLITS, TEST_DAYS, TRAIN_DAYS
 from .dates import TARGET_VOCAB as ISO_VOCAB
 
@@ -99,9 +99,7 @@ class CldrDate(NamedTuple):
 
 
 def _split_days(split: str) -> np.ndarray:
-    if split not in _DAYS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    return _DAYS[split]
+    return _DAYS[check_choice("split", split, _DAYS)]
 
 
 def random_cldr_dates(rng: np.random.Generator, n: int, *, split: str,

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..tokens import EOS, PAD, Batch, decode_ids
-from ..validate import positive_int
+from ..validate import check_choice, positive_int
 
 __all__ = ["SOURCE_VOCAB", "TARGET_VOCAB", "MAX_SOURCE_LEN", "TARGET_LEN", "random_dates", "format_date",
            "encode_sources", "decode_target", "date_batch", "FORMATS", "SPLITS", "SPLIT_SEED", "TRAIN_DAYS",
@@ -92,9 +92,7 @@ def format_date(day: dt.date, fmt: str, *, abbreviate: bool = False, weekday: bo
 
 
 def _split_days(split: str) -> np.ndarray:
-    if split not in _DAYS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    return _DAYS[split]
+    return _DAYS[check_choice("split", split, _DAYS)]
 
 
 def random_dates(rng: np.random.Generator, n: int, *, split: str) -> list[tuple[str, str]]:
