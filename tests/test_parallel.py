@@ -1,9 +1,20 @@
 """run_parallel: independent runs in worker processes give exactly what a serial loop gives."""
 
+import os
+
 import pytest
 import torch
 from attention_course.experiments.dates import train_date_translator
 from attention_course.train.parallel import available_cores, run_parallel
+
+
+def nudge(model, data):
+    """A stand-in for a training run: change every weight of ``model`` in place and return it."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0 + data.sum())
+    return model
+
 
 JOBS = [dict(seed=seed, steps=3, batch_size=8, hidden_dim=8) for seed in (0, 1, 3)]
 
@@ -23,19 +34,22 @@ def test_workers_reproduce_the_serial_loop_bit_for_bit_in_job_order():
     assert not _same(parallel[0][0], parallel[1][0])          # the seeds differ, so must the models
 
 
-def test_one_worker_runs_in_this_process():
-    calls = []
-
-    class Spy:                                                 # would not survive a trip to a worker
-        __module__, __qualname__ = "tests.test_parallel", "Spy"
-
-        def __call__(self, **kwargs):
-            calls.append(kwargs)
-            return len(calls)
-
-    assert run_parallel(Spy(), [dict(a=1), dict(a=2)], workers=1) == [1, 2]
-    assert calls == [dict(a=1), dict(a=2)]
+def test_one_worker_runs_in_this_process_two_elsewhere():
+    assert run_parallel(os.getpid, [{}, {}], workers=1) == [os.getpid()] * 2
+    assert os.getpid() not in run_parallel(os.getpid, [{}, {}], workers=2)
     assert available_cores() >= 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_jobs_and_results_are_copies(workers):
+    model = train_date_translator(steps=1, hidden_dim=8)[0]
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    jobs = [dict(model=model, data=torch.zeros(2, 8))] * 2                 # one model in two jobs
+    trained = run_parallel(nudge, jobs, workers=workers)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())   # the caller's model is untouched
+    assert trained[0] is not trained[1] and all(torch.equal(p, q) for p, q in zip(trained[0].parameters(),
+                                                                                 trained[1].parameters()))
+    assert not torch.equal(next(trained[0].parameters()), next(model.parameters()))
 
 
 def test_an_error_in_a_job_reaches_the_caller():

@@ -1,5 +1,7 @@
 """Tests of the data generator, the plain encoder-decoder, training loop and gradient tools."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -267,6 +269,20 @@ def test_run_stacked_length_experiment_learns_and_is_seeded():
     assert np.array_equal(history["loss"][:, 0], history["loss"][:, 1])        # same seed, same init
     assert (result["token_accuracy"] > 0.6).all()
     assert (history["loss"][-10:].mean(0) < history["loss"][:10].mean(0)).all()
+
+
+def test_stacked_length_experiments_in_workers_come_back_trained_and_identical():
+    from attention_course.experiments.length import trained_stacked_length_experiment
+    from attention_course.train.parallel import run_parallel
+    protocol = LengthProtocol(min_len=1, max_len=3, steps=5, eval_lengths=(2, 3), eval_batch_size=16)
+    jobs = [dict(model=StackedSeq2Seq.from_models(_models(2, hidden=8)), protocol=protocol, data_seeds=[1, 2],
+                 curve_every=5, curve_examples=8) for _ in range(2)]
+    serial = run_stacked_length_experiment(copy.deepcopy(jobs[0]["model"]), protocol, [1, 2], curve_every=5,
+                                           curve_examples=8)
+    for model, history, result, curve in run_parallel(trained_stacked_length_experiment, jobs, workers=2):
+        assert np.array_equal(history["loss"], serial[0]["loss"])
+        assert np.array_equal(result["token_accuracy"], serial[1]["token_accuracy"])
+        assert not torch.equal(model.dec_weight_hh, jobs[0]["model"].dec_weight_hh)       # trained, sent back
 
 
 def test_stacked_bad_input():

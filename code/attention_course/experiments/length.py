@@ -21,7 +21,7 @@ from ..train.seq2seq import accuracy, evaluate_by_length, train_seq2seq
 from ..validate import check_steps, positive_int
 
 __all__ = ["LengthProtocol", "run_length_experiment", "train_stacked", "evaluate_stacked",
-           "run_stacked_length_experiment", "longest_copied"]
+           "run_stacked_length_experiment", "trained_stacked_length_experiment", "longest_copied"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,14 @@ def run_stacked_length_experiment(model: StackedSeq2Seq, protocol: LengthProtoco
                             every=curve_every or 1)
     result = evaluate_stacked(model, list(p.eval_lengths), p.eval_batch_size, np.random.default_rng(p.eval_seed))
     return history, result, {k: np.array(v) for k, v in curve.items()}
+
+
+def trained_stacked_length_experiment(model: StackedSeq2Seq, protocol: LengthProtocol, data_seeds: Sequence[int],
+                                      **options):
+    """:func:`run_stacked_length_experiment` (``options``: ``clip``, ``curve_every``, ``curve_examples``)
+    that also returns the trained model: ``(model, history, result, curve)``. In a worker process of
+    :func:`~attention_course.train.parallel.run_parallel` the model trains on a copy, which this sends back."""
+    return (model, *run_stacked_length_experiment(model, protocol, data_seeds, **options))
 
 
 def longest_copied(lengths: Sequence[int], token_accuracy: Sequence[float], threshold: float = 0.9) -> int:

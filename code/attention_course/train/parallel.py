@@ -9,14 +9,17 @@ experiment or the variants of a comparison, can instead go to separate processes
 
 Each worker is set up as the notebook's own process is (one thread, deterministic algorithms),
 and each run seeds itself (every trainer of the package takes a ``seed``), so the results are
-bit-identical to a serial loop, in the order of ``jobs``; the tests check this. On a machine with
-one core, or with ``workers=1``, the runs simply happen one after the other in this process.
+bit-identical to a serial loop, in the order of ``jobs``; the tests check this. Jobs and results
+travel as copies (plain pickles): a run never changes the caller's objects, so a model handed to a
+job comes back trained only in the result. On a machine with one core, or with ``workers=1``, the
+runs happen one after the other in this process, on copies all the same.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
@@ -59,6 +62,13 @@ def _setup_worker() -> None:
     seed_everything()                                     # one thread, deterministic algorithms
 
 
+def _run(payload: bytes) -> bytes:
+    """One job, pickled both ways. Plain pickles copy tensors; the pool's own pickler would instead move
+    them to shared memory, where a worker trains the caller's model in place."""
+    fn, job = pickle.loads(payload)
+    return pickle.dumps(fn(**job))
+
+
 def run_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = None) -> list:
     """``[fn(**job) for job in jobs]``, with the jobs spread over ``workers`` processes (default: one per
     job, at most one per core). ``fn`` must be importable and must seed itself from its arguments; an
@@ -68,8 +78,9 @@ def run_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = No
     if not jobs or any(not isinstance(job, Mapping) for job in jobs):
         raise ValueError("jobs must be a non-empty sequence of dicts of keyword arguments, one per run")
     workers = min(len(jobs), available_cores()) if workers is None else positive_int("workers", workers)
+    payloads = [pickle.dumps((fn, dict(job))) for job in jobs]
     if workers == 1:
-        return [fn(**job) for job in jobs]
+        return [pickle.loads(_run(p)) for p in payloads]
     with ProcessPoolExecutor(workers, mp_context=_context(fn.__module__), initializer=_setup_worker) as pool:
-        futures = [pool.submit(fn, **job) for job in jobs]
-        return [f.result() for f in futures]
+        futures = [pool.submit(_run, p) for p in payloads]
+        return [pickle.loads(f.result()) for f in futures]
