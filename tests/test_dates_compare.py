@@ -1,0 +1,63 @@
+"""Tests of the equal-budget comparison of the Transformer and the RNN with attention on dates."""
+
+import numpy as np
+import pytest
+import torch
+from attention_course.experiments import dates as dates_module
+from attention_course.experiments.dates import translator_parameters
+from attention_course.experiments.dates_compare import (
+    KINDS,
+    compare_transformer_rnn,
+    compared_trainer,
+    rnn_width_like_transformer,
+    train_compared,
+    transformer_parameters,
+)
+from attention_course.models.rnn_attention import AttentionSeq2Seq
+from attention_course.models.transformer import Transformer
+
+
+def test_parameter_counts_are_within_five_percent():
+    n_tr, n_rnn = transformer_parameters(), translator_parameters(rnn_width_like_transformer())
+    assert abs(n_rnn - n_tr) / n_tr < 0.05
+    # the next even width on either side is farther from the target
+    h = rnn_width_like_transformer()
+    for other in (h - 2, h + 2):
+        assert abs(translator_parameters(other) - n_tr) >= abs(n_rnn - n_tr)
+
+
+def test_both_kinds_see_the_same_batches(monkeypatch):
+    seen = {}
+
+    def record(model, next_batch, steps, **kwargs):
+        seen[type(model).__name__] = [next_batch().src.clone() for _ in range(steps)]
+        return {"loss": []}
+
+    monkeypatch.setattr(dates_module, "train_seq2seq", record)
+    for kind in KINDS:
+        compared_trainer(kind, seed=3, steps=3, batch_size=5)()
+    first, second = seen["Transformer"], seen["AttentionSeq2Seq"]
+    assert len(first) == 3 and all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+def test_short_comparison_returns_curves():
+    result = compare_transformer_rnn(seeds=(0, 1), steps=4, batch_size=4, every=2, n_test=20)
+    assert set(result) == set(KINDS)
+    assert isinstance(result["transformer"]["models"][0], Transformer)
+    assert isinstance(result["rnn"]["models"][1], AttentionSeq2Seq)
+    for row in result.values():
+        assert row["steps"] == [2, 4]
+        assert row["exact"].shape == (2, 2)
+        assert np.all((row["exact"] >= 0) & (row["exact"] <= 1))
+    assert result["transformer"]["parameters"] == transformer_parameters()
+
+
+def test_bad_arguments_are_rejected():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        compared_trainer("lstm")
+    with pytest.raises(ValueError, match="multiple of every"):
+        train_compared("rnn", 0, steps=5, batch_size=2, every=2, n_test=2)
+    with pytest.raises(ValueError, match="at least one seed"):
+        compare_transformer_rnn(seeds=())
+    with pytest.raises(ValueError, match="steps"):
+        compared_trainer("transformer", steps=0)
