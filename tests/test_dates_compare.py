@@ -6,6 +6,7 @@ import torch
 from attention_course.experiments import dates as dates_module
 from attention_course.experiments.dates import translator_parameters
 from attention_course.experiments.dates_compare import (
+    COMPARE_RECIPES,
     KINDS,
     compare_transformer_rnn,
     compared_trainer,
@@ -61,3 +62,20 @@ def test_bad_arguments_are_rejected():
         compare_transformer_rnn(seeds=())
     with pytest.raises(ValueError, match="steps"):
         compared_trainer("transformer", steps=0)
+
+
+def test_transformer_warmup_is_passed_on_and_capped(monkeypatch):
+    calls = []
+    monkeypatch.setattr(dates_module, "train_seq2seq", lambda model, *a, **k: calls.append(k) or {"loss": []})
+    dates_module.train_date_transformer(steps=200, warmup=50)
+    dates_module.train_date_transformer(steps=10, warmup=50)      # a short run still trains: warm-up capped
+    assert [k["warmup"] for k in calls] == [50, 9]
+
+
+def test_the_compared_transformer_uses_its_recipe(monkeypatch):
+    calls = []
+    monkeypatch.setattr(dates_module, "train_seq2seq", lambda model, *a, **k: calls.append(k) or {"loss": []})
+    compared_trainer("transformer", steps=100)()
+    compared_trainer("rnn", steps=100)()
+    assert calls[0]["lr"] == COMPARE_RECIPES["transformer"]["lr"] and calls[0]["warmup"] == 50
+    assert calls[1]["lr"] == COMPARE_RECIPES["rnn"]["lr"] and calls[1]["warmup"] == 0

@@ -74,8 +74,8 @@ def train_date_translator(steps: int = 400, batch_size: int = 128, score: str | 
                           steps, batch_size, lr, seed, callback, every, device)
 
 
-def train_date_transformer(steps: int = 600, batch_size: int = 128, d_model: int = 64, num_heads: int = 4,
-                           num_layers: int = 2, d_ff: int = 128, lr: float = 1e-2, warmup: int = 50, seed: int = 0,
+def train_date_transformer(steps: int = 1200, batch_size: int = 64, d_model: int = 64, num_heads: int = 4,
+                           num_layers: int = 2, d_ff: int = 128, lr: float = 3e-3, warmup: int = 0, seed: int = 0,
                            callback: Callable[[int, Transformer], bool] | None = None, every: int = 100,
                            device: torch.device | str | None = None, positions: str = "sinusoidal"):
     """Train a :class:`Transformer` on generated dates, with the same data, loss and loop as
