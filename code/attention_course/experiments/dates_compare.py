@@ -50,7 +50,9 @@ def transformer_parameters() -> int:
 def rnn_width_like_transformer() -> int:
     """The ``hidden_dim`` of :func:`train_date_translator` (its other defaults kept) whose parameter
     count is closest to :func:`transformer_parameters`."""
-    return width_for_parameters(transformer_parameters())
+    d = _defaults(train_date_translator)
+    options = {k: d[k] for k in ("embed_dim", "score", "bidirectional", "decoder", "attentional", "input_feeding")}
+    return width_for_parameters(transformer_parameters(), **options)
 
 
 def compared_trainer(kind: str, seed: int = 0, steps: int = COMPARE_BUDGET["steps"],
