@@ -66,10 +66,11 @@ def compare_seconds(kind: str, seed: int = 0) -> dict[str, float]:
     seconds until the greedy exact match on the comparison's ``n_test`` held-out dates reaches COMPARE_TARGET,
     checked every ``every`` steps; inf if never) of one model of chapter 4's comparison."""
     steps, every, n_test = COMPARE_BUDGET["steps"], COMPARE_BUDGET["every"], COMPARE_BUDGET["n_test"]
+    train = compared_trainer(kind, seed, steps, COMPARE_BUDGET["batch_size"])
     start = time.perf_counter()
-    compared_trainer(kind, seed)()
+    train()
     per_step = (time.perf_counter() - start) / steps
-    to_target = training_seconds_until(compared_trainer(kind, seed),
+    to_target = training_seconds_until(train,
                                        lambda model: date_exact_match(model, n_test) >= COMPARE_TARGET, every)
     return {"seconds_per_step": per_step, "seconds_to_90": to_target}
 
