@@ -246,3 +246,35 @@ def test_beam_prediction_rejects_wrong_answers(answer, diagnosis):
     from attention_course.teaching.checks.multihead import check_beam_prediction
     with pytest.raises(CheckFailed, match=diagnosis):
         check_beam_prediction(*answer)
+
+
+# --- Exercise: predict what the KV cache holds and saves ------------------------------------------
+
+def test_kv_cache_prediction_accepts_the_worked_answer(capsys):
+    from attention_course.teaching.checks.multihead import KV_SETUP, check_kv_cache_prediction
+    B, S, T, H = KV_SETUP["batch"], KV_SETUP["source_len"], KV_SETUP["steps"], KV_SETUP["num_heads"]
+    d_head = KV_SETUP["d_model"] // H
+    check_kv_cache_prediction((B, H, T, d_head), B * T, B * T * (T + 1) // 2, B * T * S)
+    check_kv_cache_prediction([B, H, T, d_head], np.int64(B * T), torch.tensor(B * T * (T + 1) // 2), 70.0)
+    assert capsys.readouterr().out.count("Correct: ") == 2
+
+
+def test_kv_cache_counts_are_measured_not_assumed():
+    from attention_course.teaching.checks.multihead import kv_cache_counts
+    counts = kv_cache_counts()
+    assert counts["cached"]["cross"] == 2 * 7                  # the source, projected once in start()
+    assert counts["recomputed"]["self"] > counts["cached"]["self"]
+
+
+@pytest.mark.parametrize("answer, diagnosis", [
+    (((2, 5, 4, 4), 10, 30, 70), "kept per head"),
+    (((2, 4, 4, 4), 10, 30, 70), "the last one included"),
+    (((2, 4, 5, 4), 2, 30, 70), "only the newest position"),
+    (((2, 4, 5, 4), 10, 50, 70), "1 \\+ 2 \\+ ... \\+ 5"),
+    (((2, 4, 5, 4), 10, 30, 14), "whole source"),
+    (("2, 4, 5, 4", 10, 30, 70), "tuple of ints"),
+    (((2, 4, 5, 4), 10.5, 30, 70), "whole number")])
+def test_kv_cache_prediction_rejects_wrong_answers(answer, diagnosis):
+    from attention_course.teaching.checks.multihead import check_kv_cache_prediction
+    with pytest.raises(CheckFailed, match=diagnosis):
+        check_kv_cache_prediction(*answer)

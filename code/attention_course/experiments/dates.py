@@ -43,11 +43,11 @@ COMPARISON_BUDGET = {"steps": 200, "batch_size": 64, "hidden_dim": 64}
 
 def train_on_dates(build: Callable[[], nn.Module], steps: int, batch_size: int, lr: float, seed: int,
                    callback: Callable[[int, nn.Module], bool] | None, every: int,
-                   device: torch.device | str | None):
+                   device: torch.device | str | None, warmup: int = 0):
     """Seed, build the model ``build()`` on ``device`` (default: the CPU) and train it on generated
     dates: teacher forcing, Adam, gradient clipping at 1, learning rate decaying linearly to 0.
     Return ``(model, history)``. ``callback(step, model)`` runs every ``every`` steps; returning
-    True stops training."""
+    True stops training. ``warmup``: steps of linearly rising learning rate before the decay."""
     check_steps(steps)
     if seed == HELD_OUT_SEED:
         raise ValueError(f"seed {seed} is reserved for the held-out test dates")
@@ -55,7 +55,8 @@ def train_on_dates(build: Callable[[], nn.Module], steps: int, batch_size: int, 
     model = build().to("cpu" if device is None else device)
     rng = np.random.default_rng(seed)
     history = train_seq2seq(model, lambda: date_batch(rng, batch_size, split="train"), steps, lr=lr, clip=1.0,
-                            decay=True, callback=callback and (lambda step: callback(step, model)), every=every)
+                            decay=True, callback=callback and (lambda step: callback(step, model)), every=every,
+                            warmup=warmup)
     return model, history
 
 
@@ -75,14 +76,18 @@ def train_date_translator(steps: int = 400, batch_size: int = 128, score: str | 
 
 
 def train_date_transformer(steps: int = 1200, batch_size: int = 64, d_model: int = 64, num_heads: int = 4,
-                           num_layers: int = 2, d_ff: int = 128, lr: float = 3e-3, seed: int = 0,
+                           num_layers: int = 2, d_ff: int = 128, lr: float = 3e-3, warmup: int = 0, seed: int = 0,
                            callback: Callable[[int, Transformer], bool] | None = None, every: int = 100,
-                           device: torch.device | str | None = None):
+                           device: torch.device | str | None = None, positions: str = "sinusoidal"):
     """Train a :class:`Transformer` on generated dates, with the same data, loss and loop as
-    :func:`train_date_translator` (:func:`train_on_dates`); return ``(model, history)``."""
+    :func:`train_date_translator` (:func:`train_on_dates`), the learning rate rising over ``warmup``
+    steps (at most ``steps - 1``, so that a short run still trains) and then decaying linearly to 0;
+    return ``(model, history)``."""
+    warmup = min(warmup, check_steps(steps) - 1)
     return train_on_dates(lambda: Transformer(len(SOURCE_VOCAB), len(TARGET_VOCAB), d_model, num_heads, num_layers,
-                                              d_ff, max_len=max(MAX_SOURCE_LEN, TARGET_LEN + 1)),
-                          steps, batch_size, lr, seed, callback, every, device)
+                                              d_ff, max_len=max(MAX_SOURCE_LEN, TARGET_LEN + 1),
+                                              positions=positions),
+                          steps, batch_size, lr, seed, callback, every, device, warmup=warmup)
 
 
 def translate(model: AttentionSeq2Seq, texts: list[str]) -> list[str]:

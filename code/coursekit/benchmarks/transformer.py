@@ -3,7 +3,7 @@ attention against ``torch.nn.MultiheadAttention``.
 
 ``date.transformer.seconds_to_999``  training seconds of ``train_date_transformer()`` until the exact
     match on the 5,000 held-out dates, checked every 50 steps, reaches 99.9% (evaluation excluded;
-    inf if never). Target: at most 60.
+    inf if never). Target: at most 15.
     Its side-by-side partner is ``date.attention.seconds_to_999`` from :mod:`.rnn_attention`: the same
     measurement for the RNN with attention (``train_date_translator()``), both in one ``make bench`` run.
 ``mha.time_ratio_vs_torch``  median time of one forward plus backward pass of the package's
@@ -12,20 +12,31 @@ attention against ``torch.nn.MultiheadAttention``.
     float32, self-attention, both returning per-head weights; timed alternately in one run, so a busy
     machine slows both alike. Target: at most 1.5. ``mha.time_ratio_vs_torch_fused`` is the same
     against torch's ``need_weights=False`` path, which may use a fused kernel and returns no weights.
+``compare.transformer.seconds_per_step``, ``compare.rnn.seconds_per_step``  training seconds per step of the two
+    models of chapter 4's equal-parameter comparison (:mod:`attention_course.experiments.dates_compare`,
+    ``COMPARE_BUDGET``, seed 0), the whole budget timed without evaluation.
+``compare.transformer.seconds_to_90``, ``compare.rnn.seconds_to_90``  training seconds of the same runs until
+    the greedy exact match on the comparison's held-out dates, checked at its checkpoints, reaches 90%
+    (evaluation excluded; inf if not within the budget). ``compare.*.seconds_to_50``: the same to 50%, which
+    both models reach within the budget.
 """
 
 from __future__ import annotations
 
+import time
+
 import torch
 from attention_course.experiments.dates import date_exact_match, date_test_batch, train_date_transformer
+from attention_course.experiments.dates_compare import COMPARE_BUDGET, KINDS, compared_trainer
 from attention_course.layers.multihead import MultiHeadAttention
 from attention_course.train.seq2seq import accuracy
 
 from ._clock import median_backward_seconds, training_seconds_until
 
-__all__ = ["run", "time_mha", "seconds_to_target"]
+__all__ = ["run", "time_mha", "seconds_to_target", "compare_seconds"]
 
 TARGET = 0.999
+COMPARE_TARGETS = (0.5, 0.9)
 BATCH, T, EMBED, HEADS = 8, 128, 256, 8
 
 
@@ -51,6 +62,22 @@ def seconds_to_target(every: int = 50, **kwargs) -> float:
         every)
 
 
+def compare_seconds(kind: str, seed: int = 0) -> dict[str, float]:
+    """``seconds_per_step`` (the whole comparison budget, no evaluation) and ``seconds_to_50``, ``seconds_to_90``
+    (training seconds until the greedy exact match on the comparison's ``n_test`` held-out dates reaches 50%, 90%,
+    checked every ``every`` steps; inf if never) of one model of chapter 4's comparison."""
+    steps, every, n_test = COMPARE_BUDGET["steps"], COMPARE_BUDGET["every"], COMPARE_BUDGET["n_test"]
+    train = compared_trainer(kind, seed, steps, COMPARE_BUDGET["batch_size"])
+    start = time.perf_counter()
+    train()
+    per_step = (time.perf_counter() - start) / steps
+    result = {"seconds_per_step": per_step}
+    for target in COMPARE_TARGETS:
+        result[f"seconds_to_{round(100 * target)}"] = training_seconds_until(
+            train, lambda model, target=target: date_exact_match(model, n_test) >= target, every)
+    return result
+
+
 def time_mha(repeats: int = 20, warmup: int = 3, seed: int = 0) -> dict[str, float]:
     """Median seconds of forward + backward for the package's layer and torch's, timed alternately."""
     torch.manual_seed(seed)
@@ -72,4 +99,7 @@ def run() -> dict[str, float]:
                "mha.package_ms": round(1e3 * med["package"], 3),
                "mha.torch_ms": round(1e3 * med["torch"], 3)}
     metrics["date.transformer.seconds_to_999"] = round(seconds_to_target(), 2)
+    for kind in KINDS:
+        for name, value in compare_seconds(kind).items():
+            metrics[f"compare.{kind}.{name}"] = round(value, 4)
     return metrics

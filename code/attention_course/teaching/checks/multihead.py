@@ -10,13 +10,14 @@ from torch import nn
 
 from ...decoding import beam_search, greedy_decode, sequence_log_prob
 from ...layers.multihead import MultiHeadAttention, merge_heads, split_heads
-from ...models.transformer import sinusoidal_positions
+from ...models.transformer import Transformer, sinusoidal_positions
 from ...tokens import BOS, EOS, PAD
 from ._base import CheckFailed, as_float, as_tensor, call, ok
 
 __all__ = ["check_split_heads", "check_split_heads_time_first", "check_merge_detector", "WRONG_MERGES",
            "check_split_identity", "CANDIDATE_SPLITS", "check_beam_prediction", "BEAM_TABLE", "TableLM",
-           "check_to_torch", "check_positions", "check_three_lookup"]
+           "check_to_torch", "check_positions", "check_three_lookup", "check_kv_cache_prediction", "KV_SETUP",
+           "kv_cache_counts"]
 
 
 def _shape(x) -> str:
@@ -439,3 +440,100 @@ def check_beam_prediction(greedy, beam, beam_normalised) -> None:
     ok(f"greedy '{want['greedy']}', beam '{want['beam']}' (the most likely output, and the shortest), "
        f"normalised beam '{want['beam_normalised']}' (the best per token): {scores(want['beam'])}; "
        f"{scores(want['beam_normalised'])}; {scores(want['greedy'])}.")
+
+
+# Exercise: predict what the KV cache holds and saves ---------------------------------------------
+
+# The decoder whose cache the exercise asks about: batch, source length, output steps, model sizes.
+KV_SETUP = {"batch": 2, "source_len": 7, "steps": 5, "d_model": 16, "num_heads": 4, "num_layers": 2}
+
+
+def _kv_model(kv_cache: bool):
+    torch.manual_seed(0)
+    s = KV_SETUP
+    return Transformer(11, 11, s["d_model"], s["num_heads"], s["num_layers"], 2 * s["d_model"], max_len=16,
+                       kv_cache=kv_cache).eval()
+
+
+def _row_counter(rows: dict, key: str):
+    """A forward hook adding the rows (examples x positions) of a linear layer's input to ``rows[key]``."""
+    def hook(module, inputs, output):
+        rows[key] += inputs[0].shape[0] * inputs[0].shape[1]
+    return hook
+
+
+def kv_cache_counts() -> dict:
+    """Measured on the package's :class:`~attention_course.models.transformer.Transformer` of ``KV_SETUP``,
+    running ``steps`` calls of ``step`` with and without the cache: the shape of the first decoder layer's
+    self-attention key cache at the end, and how many rows (positions x examples) that layer's self-attention
+    and cross-attention ``W_K`` projected in all, counted with forward hooks."""
+    s = KV_SETUP
+    src = torch.randint(3, 11, (s["batch"], s["source_len"]), generator=torch.Generator().manual_seed(1))
+    lengths = torch.full((s["batch"],), s["source_len"])
+    counts = {}
+    for cached in (True, False):
+        model = _kv_model(cached)
+        rows = {"self": 0, "cross": 0}
+        layer = model.decoder[0]
+        hooks = [layer.self_attn.W_K.register_forward_hook(_row_counter(rows, "self")),
+                 layer.cross_attn.W_K.register_forward_hook(_row_counter(rows, "cross"))]
+        with torch.no_grad():
+            state = model.start(src, lengths)
+            prev = torch.full((s["batch"],), BOS)
+            for _ in range(s["steps"]):
+                logits, state, _ = model.step(state, prev)
+                prev = logits.argmax(-1)
+        for h in hooks:
+            h.remove()
+        key = "cached" if cached else "recomputed"
+        counts[key] = dict(rows)
+        if cached:
+            counts["cache_shape"] = tuple(state.self_kv[0][0].shape)
+    return counts
+
+
+def _as_shape(answer) -> tuple:
+    if not isinstance(answer, (tuple, list, torch.Size)) or not all(isinstance(n, (int, np.integer)) for n in answer):
+        raise CheckFailed(f"expected the cache's shape as a tuple of ints such as (1, 2, 3, 4), got {answer!r}")
+    return tuple(int(n) for n in answer)
+
+
+def _as_count(answer, what: str) -> int:
+    value = as_float(answer, what) if not isinstance(answer, (int, np.integer)) else torch.tensor(float(answer))
+    if value.numel() != 1 or float(value) != round(float(value)):
+        raise CheckFailed(f"expected {what} as a whole number, got {answer!r}")
+    return int(round(float(value)))
+
+
+def check_kv_cache_prediction(cache_shape, self_rows_cached, self_rows_recomputed, cross_rows_recomputed) -> None:
+    """Predictions for the decoder of ``KV_SETUP`` after ``steps`` output steps: the shape of the first decoder
+    layer's self-attention key cache, and how many rows (positions x examples) that layer's self-attention
+    ``W_K`` projects in all with the cache and without it, and its cross-attention ``W_K`` without it. Checked
+    against :func:`kv_cache_counts`, measured on the package's model."""
+    s = KV_SETUP
+    got_shape = _as_shape(cache_shape)
+    got = {"self_cached": _as_count(self_rows_cached, "self_rows_cached"),
+           "self_recomputed": _as_count(self_rows_recomputed, "self_rows_recomputed"),
+           "cross_recomputed": _as_count(cross_rows_recomputed, "cross_rows_recomputed")}
+    m = kv_cache_counts()
+    B, S, T, H = s["batch"], s["source_len"], s["steps"], s["num_heads"]
+    if got_shape != m["cache_shape"]:
+        hint = (" The cache is kept per head: (batch, heads, positions so far, d_head)."
+                if len(got_shape) != 4 or got_shape[1] != H else
+                " After the last step the cache holds every position fed in so far, the last one included.")
+        raise CheckFailed(f"the key cache has shape {m['cache_shape']}, not {got_shape}.{hint}")
+    if got["self_cached"] != m["cached"]["self"]:
+        raise CheckFailed(f"with the cache the self-attention projects {m['cached']['self']} rows, not "
+                          f"{got['self_cached']}: each of the {T} steps projects only the newest position, for each "
+                          f"of the {B} examples")
+    if got["self_recomputed"] != m["recomputed"]["self"]:
+        raise CheckFailed(f"without the cache the self-attention projects {m['recomputed']['self']} rows, not "
+                          f"{got['self_recomputed']}: step t re-reads all t positions so far, so the steps project "
+                          f"1 + 2 + ... + {T} positions per example")
+    if got["cross_recomputed"] != m["recomputed"]["cross"]:
+        raise CheckFailed(f"without the cache the cross-attention projects {m['recomputed']['cross']} rows, not "
+                          f"{got['cross_recomputed']}: every step projects the whole source ({S} positions per "
+                          f"example) again; with the cache it is projected once, {m['cached']['cross']} rows")
+    ok(f"cache {m['cache_shape']}; self-attention keys {m['cached']['self']} rows with the cache against "
+       f"{m['recomputed']['self']} without (T against T(T+1)/2 per example); cross-attention keys "
+       f"{m['cached']['cross']} rows once against {m['recomputed']['cross']} (S against T S per example).")
