@@ -148,6 +148,9 @@ def test_copy_experiment_reports_every_seed_on_the_same_test_strings():
         assert len(row["token"]) == len(row["exact"]) == len(row["final_loss"]) == len(row["loss"]) == 2
         assert all(0 <= x <= 1 for x in row["token"] + row["exact"]) and row["parameters"] > 0
         assert len(row["loss"][0]) == 4
+    in_process = compare_copy_transformers({"a": {"positions": "none"}, "b": {"norm": "post", "warmup": 2}},
+                                           seeds=(0, 1), steps=4, num_layers=1, workers=1)
+    assert in_process == result                                             # the workers change nothing
     model, _ = train_copy_transformer(seed=0, steps=3)
     assert copy_accuracy(model, n=50) == copy_accuracy(model, n=50)       # a fixed test set
     with pytest.raises(ValueError, match="reserved"):

@@ -17,11 +17,13 @@ import torch
 
 from ..models.transformer import Transformer
 from ..tasks.digits import DIGIT_VOCAB, digit_batch
+from ..train.parallel import run_parallel
 from ..train.seq2seq import accuracy, train_seq2seq
 from ..validate import check_steps
 
 __all__ = ["COPY_TEST_SEED", "COPY_TEST_SIZE", "COPY_LENGTHS", "COPY_MODEL", "POSITION_VARIANTS", "POSITION_BUDGET",
-           "NORM_VARIANTS", "NORM_BUDGET", "train_copy_transformer", "copy_accuracy", "compare_copy_transformers"]
+           "NORM_VARIANTS", "NORM_BUDGET", "train_copy_transformer", "copy_accuracy", "copy_run",
+           "compare_copy_transformers"]
 
 COPY_TEST_SEED = 4_242             # held-out strings are drawn with this seed; training never uses it
 COPY_TEST_SIZE = 1000
@@ -66,21 +68,26 @@ def copy_accuracy(model: Transformer, n: int = COPY_TEST_SIZE) -> tuple[float, f
     return token.mean().item(), exact.mean().item()
 
 
-def compare_copy_transformers(variants: dict[str, dict], seeds=(0, 1, 2), **budget) -> dict[str, dict]:
+def copy_run(seed: int = 0, **options) -> dict:
+    """One run of :func:`compare_copy_transformers`: :func:`train_copy_transformer` scored by :func:`copy_accuracy`.
+    Returns ``token``, ``exact``, ``final_loss`` (mean loss of the last 20 steps), ``loss`` and ``parameters``."""
+    model, history = train_copy_transformer(seed=seed, **options)
+    token, exact = copy_accuracy(model)
+    return {"token": token, "exact": exact, "final_loss": float(np.mean(history["loss"][-20:])),
+            "loss": history["loss"], "parameters": sum(p.numel() for p in model.parameters())}
+
+
+def compare_copy_transformers(variants: dict[str, dict], seeds=(0, 1, 2), workers: int | None = None,
+                              **budget) -> dict[str, dict]:
     """Train every variant (keyword arguments of :func:`train_copy_transformer`) once per seed under the
-    same ``budget``; return per variant ``parameters``, ``token`` and ``exact`` (one rate per seed, on the
-    same held-out strings), ``final_loss`` (mean loss of the last 20 steps, per seed) and ``loss`` (the
-    loss curves, seed order)."""
-    results = {}
-    for name, options in variants.items():
-        row = {"token": [], "exact": [], "final_loss": [], "loss": []}
-        for seed in seeds:
-            model, history = train_copy_transformer(seed=seed, **{**budget, **options})
-            token, exact = copy_accuracy(model)
-            row["token"].append(token)
-            row["exact"].append(exact)
-            row["final_loss"].append(float(np.mean(history["loss"][-20:])))
-            row["loss"].append(history["loss"])
-        row["parameters"] = sum(p.numel() for p in model.parameters())
-        results[name] = row
+    same ``budget``, the runs side by side in ``workers`` processes (:func:`~attention_course.train.parallel.
+    run_parallel`); return per variant ``parameters``, ``token`` and ``exact`` (one rate per seed, on the same
+    held-out strings), ``final_loss`` (per seed) and ``loss`` (the loss curves, seed order)."""
+    names = [(name, seed) for name in variants for seed in seeds]
+    runs = run_parallel(copy_run, [dict(seed=seed, **{**budget, **variants[name]}) for name, seed in names], workers)
+    results = {name: {"token": [], "exact": [], "final_loss": [], "loss": []} for name in variants}
+    for (name, _), run in zip(names, runs):
+        for key in ("token", "exact", "final_loss", "loss"):
+            results[name][key].append(run[key])
+        results[name]["parameters"] = run["parameters"]
     return results

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..models.transformer import Transformer
 from ..tasks.dates import MAX_SOURCE_LEN, SOURCE_VOCAB, TARGET_LEN, TARGET_VOCAB
+from ..train.parallel import run_parallel
 from ..validate import check_steps, positive_int
 from .dates import date_exact_match, train_date_transformer, train_date_translator, width_for_parameters
 
@@ -93,13 +94,17 @@ def train_compared(kind: str, seed: int, steps: int, batch_size: int, every: int
 def compare_transformer_rnn(seeds=(0, 1, 2), steps: int = COMPARE_BUDGET["steps"],
                             batch_size: int = COMPARE_BUDGET["batch_size"], every: int = COMPARE_BUDGET["every"],
                             n_test: int = COMPARE_BUDGET["n_test"]) -> dict[str, dict]:
-    """Both models, one run per seed under the same budget. Returns per kind ``parameters``, ``steps``
+    """Both models, one run per seed under the same budget (the runs spread over the cores by
+    :func:`~attention_course.train.parallel.run_parallel`). Returns per kind ``parameters``, ``steps``
     (the checkpoints), ``exact`` (array (seeds, checkpoints)) and ``models`` (trained, seed order)."""
     if not len(seeds):
         raise ValueError("compare_transformer_rnn needs at least one seed")
+    jobs = [dict(kind=kind, seed=seed, steps=steps, batch_size=batch_size, every=every, n_test=n_test)
+            for kind in KINDS for seed in seeds]
+    done = iter(run_parallel(train_compared, jobs))              # independent runs, side by side
     result = {}
     for kind in KINDS:
-        runs = [train_compared(kind, seed, steps, batch_size, every, n_test) for seed in seeds]
+        runs = [next(done) for _ in seeds]
         result[kind] = {"parameters": sum(p.numel() for p in runs[0][0].parameters()), "steps": runs[0][1],
                         "exact": np.array([curve for _, _, curve in runs]), "models": [m for m, _, _ in runs]}
     return result
