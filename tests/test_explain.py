@@ -256,3 +256,27 @@ def test_precision_at_k_ranks_in_the_scores_own_precision():
     scores = torch.tensor([[1.0, 1.0 + 1e-10]], dtype=torch.float64)
     evidence = torch.tensor([[False, True]])
     assert precision_at_k(scores, evidence, torch.tensor([2])).tolist() == [1.0]
+
+
+def test_sweep_runs_are_the_runs_of_a_plain_loop_in_any_process():
+    from attention_course.experiments.reviews import (
+        train_consistent_adversary,
+        trained_classifier,
+        trained_consistent_adversary,
+    )
+    from attention_course.train.parallel import run_parallel
+    data = planted_reviews(np.random.default_rng(0), 64)
+    jobs = [dict(data=data, vocab_size=len(VOCAB), seed=seed, encoder="average", steps=3, batch_size=8)
+            for seed in (0, 1)]
+    for job, model in zip(jobs, run_parallel(trained_classifier, jobs, workers=2)):
+        torch.manual_seed(job["seed"])
+        by_hand = AttentionClassifier(len(VOCAB), encoder="average")
+        train_classifier(by_hand, data, steps=3, batch_size=8, seed=job["seed"])
+        assert all(torch.equal(p, q) for p, q in zip(model.parameters(), by_hand.parameters()))
+    probs, weights = predict_proba(model, data)
+    adversary = trained_consistent_adversary(data, len(VOCAB), probs, weights, 0.5, seed=7, steps=2,
+                                             divergence="jsd")
+    torch.manual_seed(7)
+    by_hand = AttentionClassifier(len(VOCAB), encoder="bilstm")
+    train_consistent_adversary(by_hand, data, probs, weights, 0.5, steps=2, seed=7, divergence="jsd")
+    assert all(torch.equal(p, q) for p, q in zip(adversary.parameters(), by_hand.parameters()))

@@ -67,3 +67,14 @@ def test_an_error_in_a_job_reaches_the_caller():
 def test_bad_arguments_are_named(fn, jobs, workers, match):
     with pytest.raises(ValueError, match=match):
         run_parallel(fn, jobs, workers)
+
+
+def test_workers_flush_subnormal_numbers_as_the_caller_does():
+    from attention_course.train.parallel import _flushes_denormals
+    try:
+        for flush in (True, False):
+            torch.set_flush_denormal(flush)
+            assert _flushes_denormals() is flush
+            assert run_parallel(_flushes_denormals, [{}, {}], workers=2) == [flush, flush]
+    finally:
+        torch.set_flush_denormal(False)

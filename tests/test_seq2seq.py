@@ -282,6 +282,7 @@ def test_stacked_length_experiments_in_workers_come_back_trained_and_identical()
     for model, history, result, curve in run_parallel(trained_stacked_length_experiment, jobs, workers=2):
         assert np.array_equal(history["loss"], serial[0]["loss"])
         assert np.array_equal(result["token_accuracy"], serial[1]["token_accuracy"])
+        assert np.array_equal(curve["token_accuracy"], serial[2]["token_accuracy"])
         assert not torch.equal(model.dec_weight_hh, jobs[0]["model"].dec_weight_hh)       # trained, sent back
 
 

@@ -17,8 +17,8 @@ from ..models.classifier import AttentionClassifier
 from ..train import fit
 from ..validate import check_steps
 
-__all__ = ["train_classifier", "predict_proba", "accuracy", "importance_taus", "train_consistent_adversary",
-           "consistency"]
+__all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_taus",
+           "train_consistent_adversary", "trained_consistent_adversary", "consistency"]
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -44,6 +44,19 @@ def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_s
         return loss_fn(logits, batch.labels)
 
     return fit(model, batch_loss, steps, lr)["loss"]
+
+
+def trained_classifier(data, vocab_size: int, seed: int = 0, encoder: str = "bilstm", attention: str = "additive",
+                       weights: torch.Tensor | None = None, steps: int = 400, batch_size: int = 64, lr: float = 1e-2,
+                       embed_dim: int = 32, hidden_dim: int = 32) -> AttentionClassifier:
+    """``torch.manual_seed(seed)``, a fresh :class:`AttentionClassifier`, trained by :func:`train_classifier`
+    with ``seed``: one run of a seed sweep, the same model in this process or in a worker process of
+    :func:`~attention_course.train.parallel.run_parallel`."""
+    torch.manual_seed(seed)
+    model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder=encoder,
+                                attention=attention)
+    train_classifier(model, data, steps=steps, batch_size=batch_size, lr=lr, seed=seed, weights=weights)
+    return model
 
 
 @torch.no_grad()
@@ -103,6 +116,18 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
                                          lam, divergence)
 
     return fit(model, batch_loss, steps, lr)["loss"]
+
+
+def trained_consistent_adversary(data, vocab_size: int, base_probs: torch.Tensor, base_weights: torch.Tensor,
+                                 lam: float, seed: int = 0, steps: int = 400, divergence: str = "kl",
+                                 embed_dim: int = 32, hidden_dim: int = 32) -> AttentionClassifier:
+    """``torch.manual_seed(seed)``, a fresh BiLSTM :class:`AttentionClassifier` (not the base model's weights),
+    trained by :func:`train_consistent_adversary` with ``seed``; returns it (one run of a sweep)."""
+    torch.manual_seed(seed)
+    model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder="bilstm")
+    train_consistent_adversary(model, data, base_probs, base_weights, lam, steps=steps, seed=seed,
+                               divergence=divergence)
+    return model
 
 
 def consistency(model: AttentionClassifier, data, base_probs: torch.Tensor,

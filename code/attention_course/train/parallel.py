@@ -7,9 +7,10 @@ experiment or the variants of a comparison, can instead go to separate processes
 
     results = run_parallel(train_date_translator, [dict(seed=s) for s in (0, 1, 2)])
 
-Each worker is set up as the notebook's own process is (one thread, deterministic algorithms),
-and each run seeds itself (every trainer of the package takes a ``seed``), so the results are
-bit-identical to a serial loop, in the order of ``jobs``; the tests check this. Jobs and results
+Each worker is set up as the notebook's own process is (one thread, deterministic algorithms, the
+caller's choice of ``torch.set_flush_denormal``), and each run seeds itself (every trainer of the
+package takes a ``seed``), so the results are bit-identical to a serial loop, in the order of
+``jobs``; the tests check this. Jobs and results
 travel as copies (plain pickles): a run never changes the caller's objects, so a model handed to a
 job comes back trained only in the result. On a machine with one core, or with ``workers=1``, the
 runs happen one after the other in this process, on copies all the same.
@@ -22,6 +23,8 @@ import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+
+import torch
 
 from ..repro import seed_everything
 from ..validate import positive_int
@@ -62,10 +65,18 @@ def _setup_worker() -> None:
     seed_everything()                                     # one thread, deterministic algorithms
 
 
+def _flushes_denormals() -> bool:
+    """Whether this process flushes subnormal floats to zero (``torch.set_flush_denormal`` has no getter):
+    then a subnormal float32 times one is zero."""
+    return (torch.tensor([1e-39]) * 1.0).item() == 0.0
+
+
 def _run(payload: bytes) -> bytes:
-    """One job, pickled both ways. Plain pickles copy tensors; the pool's own pickler would instead move
-    them to shared memory, where a worker trains the caller's model in place."""
-    fn, job = pickle.loads(payload)
+    """One job, pickled both ways, with the caller's handling of subnormal numbers. Plain pickles copy
+    tensors; the pool's own pickler would instead move them to shared memory, where a worker trains
+    the caller's model in place."""
+    fn, job, flush = pickle.loads(payload)
+    torch.set_flush_denormal(flush)
     return pickle.dumps(fn(**job))
 
 
@@ -78,7 +89,8 @@ def run_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = No
     if not jobs or any(not isinstance(job, Mapping) for job in jobs):
         raise ValueError("jobs must be a non-empty sequence of dicts of keyword arguments, one per run")
     workers = min(len(jobs), available_cores()) if workers is None else positive_int("workers", workers)
-    payloads = [pickle.dumps((fn, dict(job))) for job in jobs]
+    flush = _flushes_denormals()
+    payloads = [pickle.dumps((fn, dict(job), flush)) for job in jobs]
     if workers == 1:
         return [pickle.loads(_run(p)) for p in payloads]
     with ProcessPoolExecutor(workers, mp_context=_context(fn.__module__), initializer=_setup_worker) as pool:
