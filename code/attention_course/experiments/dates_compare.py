@@ -22,7 +22,7 @@ import numpy as np
 from ..models.transformer import Transformer
 from ..tasks.dates import MAX_SOURCE_LEN, SOURCE_VOCAB, TARGET_LEN, TARGET_VOCAB
 from ..train.parallel import run_parallel
-from ..validate import check_steps, positive_int
+from ..validate import check_choice, check_steps, positive_int
 from .dates import date_exact_match, train_date_transformer, train_date_translator, width_for_parameters
 
 __all__ = ["COMPARE_BUDGET", "COMPARE_RECIPES", "KINDS", "transformer_parameters", "rnn_width_like_transformer",
@@ -62,8 +62,7 @@ def compared_trainer(kind: str, seed: int = 0, steps: int = COMPARE_BUDGET["step
     ("transformer", :func:`train_date_transformer` at its default sizes, or "rnn", :func:`train_date_translator`
     at :func:`rnn_width_like_transformer`) for ``steps`` steps of ``batch_size`` from ``seed``, with the
     kind's ``COMPARE_RECIPES``."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    check_choice("kind", kind, KINDS)
     steps, batch_size = check_steps(steps), positive_int("batch_size", batch_size)
     if kind == "transformer":
         return lambda **cb: train_date_transformer(steps=steps, batch_size=batch_size, seed=seed,

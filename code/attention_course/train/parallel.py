@@ -10,10 +10,10 @@ experiment or the variants of a comparison, can instead go to separate processes
 Each worker is set up as the notebook's own process is (one thread, deterministic algorithms, the
 caller's choice of ``torch.set_flush_denormal``), and each run seeds itself (every trainer of the
 package takes a ``seed``), so the results are bit-identical to a serial loop, in the order of
-``jobs``; the tests check this. Jobs and results
-travel as copies (plain pickles): a run never changes the caller's objects, so a model handed to a
-job comes back trained only in the result. On a machine with one core, or with ``workers=1``, the
-runs happen one after the other in this process, on copies all the same.
+``jobs``; the tests check this. Jobs and results travel as copies (plain pickles): a run never
+changes the caller's objects, so a model handed to a job comes back trained only in the result. On
+a machine with one core, or with ``workers=1``, the runs happen one after the other in this
+process, on copies all the same.
 """
 
 from __future__ import annotations
