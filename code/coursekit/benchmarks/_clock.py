@@ -28,22 +28,30 @@ def median_backward_seconds(fns: dict[str, Callable[[], torch.Tensor]], inputs: 
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def training_seconds_until(train: Callable[..., object], reached: Callable[[object], bool], every: int = 50) -> float:
-    """Call ``train(callback=..., every=every)``, whose callback receives ``(step, model)`` every
-    ``every`` steps, and stop training at the first check where ``reached(model)`` is true.
+def clocked_checks(train: Callable[..., object], measure: Callable[[object], object], every: int = 50,
+                   stop: Callable[[object], bool] = lambda value: False) -> tuple[list[tuple[float, object]], float]:
+    """Call ``train(callback=..., every=every)``, whose callback receives ``(step, model)`` every ``every``
+    steps, and at each check record ``(training seconds so far, measure(model))``; training stops at
+    the first check whose value satisfies ``stop``. Time spent inside ``measure`` is not counted.
 
-    Returns the training seconds up to that check (time spent inside ``reached`` is not counted),
-    or ``inf`` if training ended without reaching the target.
+    Returns ``(checks, seconds)``: the checks in order, and the training seconds of the whole run.
     """
-    clock = {"train": 0.0, "since": time.perf_counter(), "reached": float("inf")}
+    clock = {"train": 0.0, "since": time.perf_counter()}
+    checks: list[tuple[float, object]] = []
 
     def callback(step: int, model) -> bool:
         clock["train"] += time.perf_counter() - clock["since"]
-        done = reached(model)
-        if done:
-            clock["reached"] = clock["train"]
+        value = measure(model)
+        checks.append((clock["train"], value))
         clock["since"] = time.perf_counter()
-        return done
+        return stop(value)
 
     train(callback=callback, every=every)
-    return clock["reached"]
+    return checks, clock["train"] + time.perf_counter() - clock["since"]
+
+
+def training_seconds_until(train: Callable[..., object], reached: Callable[[object], bool], every: int = 50) -> float:
+    """The training seconds of ``train`` (see :func:`clocked_checks`) up to the first check where
+    ``reached(model)`` is true, training stopped there; ``inf`` if training ended without reaching it."""
+    checks, _ = clocked_checks(train, reached, every, stop=bool)
+    return checks[-1][0] if checks and checks[-1][1] else float("inf")
