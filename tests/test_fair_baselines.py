@@ -196,3 +196,15 @@ def test_seed_sweep_runs_are_the_runs_of_a_plain_loop_wherever_they_train():
     assert all(torch.equal(p, q) for p, q in zip(model.parameters(), by_hand.parameters()))
     with pytest.raises(ValueError, match="kind must be one of"):
         new_forecaster("lstm", 0)
+
+
+def test_trained_digit_classifier_is_the_chapters_run_and_can_go_to_a_worker():
+    from attention_course import seed_everything
+    from attention_course.experiments.images import trained_digit_classifier
+    train, _ = load_handwritten_digits().split(n_test=497, seed=0)
+    seed_everything(1)
+    by_hand = DigitClassifier("attention")
+    train_digit_classifier(by_hand, train, steps=5, batch_size=16, lr=1e-2, seed=1)
+    job = dict(mixer="attention", data=train, seed=1, steps=5, batch_size=16)
+    for model in (trained_digit_classifier(**job), run_parallel(trained_digit_classifier, [job], workers=2)[0]):
+        assert all(torch.equal(p, q) for p, q in zip(by_hand.state_dict().values(), model.state_dict().values()))

@@ -78,3 +78,48 @@ def test_workers_flush_subnormal_numbers_as_the_caller_does():
             assert run_parallel(_flushes_denormals, [{}, {}], workers=2) == [flush, flush]
     finally:
         torch.set_flush_denormal(False)
+
+
+def wait_for(path, seconds=60.0):
+    """True once ``path`` exists (polling), False after ``seconds`` without it."""
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def pids_of_nested_runs():
+    """This worker's pid and the pids of the two runs it sends on with run_parallel."""
+    return os.getpid(), run_parallel(os.getpid, [{}, {}], workers=2)
+
+
+@pytest.mark.skipif(available_cores() < 2, reason="a background run needs a second core")
+def test_start_parallel_returns_before_the_runs_end(tmp_path):
+    from attention_course.train.parallel import start_parallel
+    flag = tmp_path / "go"
+    pending = start_parallel(wait_for, [dict(path=str(flag))])     # the run waits for a file only we create
+    assert not pending.done()
+    flag.touch()
+    assert pending.result() == [True]
+    assert pending.done() and pending.result() == [True]             # the results are kept
+
+
+def test_start_parallel_gives_what_run_parallel_gives_and_runs_may_nest():
+    from attention_course.train.parallel import start_parallel
+    started = start_parallel(train_date_translator, JOBS)
+    for (m_s, h_s), (m_p, h_p) in zip(run_parallel(train_date_translator, JOBS), started.result()):
+        assert _same(m_s, m_p) and h_s["loss"] == h_p["loss"]
+    outer, inner = start_parallel(pids_of_nested_runs, [{}]).result()[0]
+    # the nested runs had workers of their own
+    assert available_cores() < 2 or outer != os.getpid() and not {outer, os.getpid()} & set(inner)
+
+
+def test_start_parallel_names_bad_arguments():
+    from attention_course.train.parallel import start_parallel
+    with pytest.raises(ValueError, match="top level"):
+        start_parallel(lambda: 1, [{}])
+    with pytest.raises(ValueError, match="non-empty"):
+        start_parallel(os.getpid, [])

@@ -132,3 +132,16 @@ def test_training_runs_and_checks_the_output_shape():
 
     with pytest.raises(ValueError, match="one number per set"):
         train_max_regression(Wrong(), np.random.default_rng(0), steps=1)
+
+
+def test_trained_set_model_is_the_chapters_run_and_names_bad_models():
+    from attention_course import seed_everything
+    from attention_course.experiments.sets import trained_set_model
+    seed_everything(0)
+    by_hand = SetTransformerModel()
+    train_max_regression(by_hand, np.random.default_rng(0), steps=4, batch_size=8, scale=100.0)
+    model = trained_set_model("set_transformer", seed=0, steps=4, batch_size=8, scale=100.0)
+    assert all(torch.equal(p, q) for p, q in zip(by_hand.state_dict().values(), model.state_dict().values()))
+    assert isinstance(trained_set_model("max", steps=2, batch_size=4), PooledSetModel)
+    with pytest.raises(ValueError, match="name must be one of"):
+        trained_set_model("median")

@@ -51,4 +51,8 @@ def seed_everything(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) ->
     # cuBLAS raises under deterministic algorithms unless it has a fixed workspace (read at CUDA init).
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True)
+    # Deterministic mode also fills every new tensor with NaN, to expose reads of memory never written
+    # (about a tenth of a small Transformer's training step here). The package writes what it allocates,
+    # so results are bit-identical without it (tests/test_repro.py).
+    torch.utils.deterministic.fill_uninitialized_memory = False
     return np.random.default_rng(seed)

@@ -6,11 +6,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..models.image_attention import DigitClassifier
+from ..repro import seed_everything
 from ..tasks.handwritten import HandwrittenDigits
 from ..train import fit
 from ..validate import check_steps, positive_int
 
-__all__ = ["digit_accuracy", "train_digit_classifier"]
+__all__ = ["digit_accuracy", "train_digit_classifier", "trained_digit_classifier"]
 
 
 def train_digit_classifier(model: nn.Module, data: HandwrittenDigits, steps: int, batch_size: int = 64,
@@ -27,6 +29,17 @@ def train_digit_classifier(model: nn.Module, data: HandwrittenDigits, steps: int
         return F.cross_entropy(model(data.images[idx]), data.labels[idx])
 
     return fit(model, batch_loss, steps, lr, decay="cosine")["loss"]
+
+
+def trained_digit_classifier(mixer: str, data: HandwrittenDigits, seed: int = 0, steps: int = 600,
+                             batch_size: int = 64, lr: float = 1e-2) -> DigitClassifier:
+    """One run of the chapter: ``seed_everything(seed)``, a fresh ``DigitClassifier(mixer)``, trained by
+    :func:`train_digit_classifier`; returns the trained model. A function of its arguments alone, so that
+    the runs can go side by side (:func:`~attention_course.train.parallel.run_parallel`)."""
+    seed_everything(seed)
+    model = DigitClassifier(mixer)
+    train_digit_classifier(model, data, steps, batch_size, lr, seed)
+    return model
 
 
 def digit_accuracy(model: nn.Module, data: HandwrittenDigits) -> float:

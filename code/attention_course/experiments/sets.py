@@ -6,11 +6,15 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..models.set_transformer import PooledSetModel, SetTransformerModel
+from ..repro import seed_everything
 from ..tasks.sets import max_regression_batch
 from ..train import fit
-from ..validate import check_steps
+from ..validate import check_choice, check_steps
 
-__all__ = ["train_max_regression", "max_regression_mae"]
+__all__ = ["train_max_regression", "trained_set_model", "max_regression_mae", "SET_MODELS"]
+
+SET_MODELS = ("mean", "sum", "max", "set_transformer")
 
 
 def train_max_regression(model: nn.Module, rng: np.random.Generator, steps: int = 1000, batch_size: int = 64,
@@ -32,6 +36,18 @@ def train_max_regression(model: nn.Module, rng: np.random.Generator, steps: int 
         return (prediction - y).abs().mean()
 
     return fit(model, batch_loss, steps, lr, decay="linear")["loss"]
+
+
+def trained_set_model(name: str, seed: int = 0, **training) -> nn.Module:
+    """One run of the chapter: ``seed_everything(seed)``, a fresh model (``"set_transformer"``, or a
+    ``PooledSetModel`` pooling by ``"mean"``, ``"sum"`` or ``"max"``), trained by :func:`train_max_regression`
+    on batches from ``np.random.default_rng(seed)`` with the keyword arguments ``training``; returns the
+    model. A function of its arguments alone, so that the runs can go side by side (``run_parallel``)."""
+    check_choice("name", name, SET_MODELS)
+    seed_everything(seed)
+    model = SetTransformerModel() if name == "set_transformer" else PooledSetModel(name)
+    train_max_regression(model, np.random.default_rng(seed), **training)
+    return model
 
 
 @torch.no_grad()

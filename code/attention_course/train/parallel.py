@@ -7,6 +7,11 @@ experiment or the variants of a comparison, can instead go to separate processes
 
     results = run_parallel(train_date_translator, [dict(seed=s) for s in (0, 1, 2)])
 
+:func:`start_parallel` starts the same runs and returns at once; its ``result()`` waits for them. A
+notebook can so start the runs of a later section, work on, and collect them where they are needed:
+the cores stay busy while the notebook's own process trains something else. A job may itself call
+:func:`run_parallel` (a whole comparison sent to the background); the processes then share the cores.
+
 Each worker is set up as the notebook's own process is (one thread, deterministic algorithms, the
 caller's choice of ``torch.set_flush_denormal``), and each run seeds itself (every trainer of the
 package takes a ``seed``), so the results are bit-identical to a serial loop, in the order of
@@ -29,7 +34,7 @@ import torch
 from ..repro import seed_everything
 from ..validate import positive_int
 
-__all__ = ["run_parallel", "available_cores"]
+__all__ = ["run_parallel", "start_parallel", "Pending", "available_cores"]
 
 
 def available_cores() -> int:
@@ -80,10 +85,29 @@ def _run(payload: bytes) -> bytes:
     return pickle.dumps(fn(**job))
 
 
-def run_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = None) -> list:
-    """``[fn(**job) for job in jobs]``, with the jobs spread over ``workers`` processes (default: one per
-    job, at most one per core). ``fn`` must be importable and must seed itself from its arguments; an
-    exception in a job is raised here."""
+class Pending:
+    """Runs started by :func:`start_parallel`. ``result()`` waits for all of them and returns their results
+    in the order of the jobs (raising a job's exception, if one failed); ``done()`` tells whether they have
+    finished. The worker processes end when ``result()`` returns."""
+
+    def __init__(self, pool: ProcessPoolExecutor | None, futures: list, results: list | None = None):
+        self._pool, self._futures, self._results = pool, futures, results
+
+    def done(self) -> bool:
+        return self._results is not None or all(f.done() for f in self._futures)
+
+    def result(self) -> list:
+        if self._results is None:
+            try:
+                self._results = [pickle.loads(f.result()) for f in self._futures]
+            finally:
+                self._pool.shutdown()
+        return self._results
+
+
+def _start(fn: Callable, jobs: Sequence[Mapping], workers: int | None, background: bool) -> Pending:
+    """The jobs on ``workers`` processes; run now in this process instead if there is one worker (one
+    core, for ``background`` runs, which then cannot be in the background)."""
     _check_function(fn)
     jobs = list(jobs)
     if not jobs or any(not isinstance(job, Mapping) for job in jobs):
@@ -91,8 +115,22 @@ def run_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = No
     workers = min(len(jobs), available_cores()) if workers is None else positive_int("workers", workers)
     flush = _flushes_denormals()
     payloads = [pickle.dumps((fn, dict(job), flush)) for job in jobs]
-    if workers == 1:
-        return [pickle.loads(_run(p)) for p in payloads]
-    with ProcessPoolExecutor(workers, mp_context=_context(fn.__module__), initializer=_setup_worker) as pool:
-        futures = [pool.submit(_run, p) for p in payloads]
-        return [pickle.loads(f.result()) for f in futures]
+    if (available_cores() if background else workers) == 1:
+        return Pending(None, [], [pickle.loads(_run(p)) for p in payloads])
+    pool = ProcessPoolExecutor(workers, mp_context=_context(fn.__module__), initializer=_setup_worker)
+    return Pending(pool, [pool.submit(_run, p) for p in payloads])
+
+
+def start_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = None) -> Pending:
+    """Start ``[fn(**job) for job in jobs]`` on ``workers`` processes (default: one per job, at most one per
+    core) and return at once; ``.result()`` of the returned :class:`Pending` waits for the list. ``fn`` must
+    be importable and must seed itself from its arguments. On a machine with one core the runs happen
+    here, before this returns."""
+    return _start(fn, jobs, workers, background=True)
+
+
+def run_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = None) -> list:
+    """``[fn(**job) for job in jobs]``, with the jobs spread over ``workers`` processes (default: one per
+    job, at most one per core). ``fn`` must be importable and must seed itself from its arguments; an
+    exception in a job is raised here."""
+    return _start(fn, jobs, workers, background=False).result()
