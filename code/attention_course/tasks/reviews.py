@@ -7,7 +7,7 @@ drawn independently of the others, and one "but": "but" at a random place (not t
 deciding word at a random place after it, and the other sentiment words at random places before
 "but" or after the deciding word:
 
-    the (dull) cast was but the plot was SUPERB and it seemed (bland) to me     -> positive
+    the (dull) cast was but the plot was SUPERB and it seemed (bland) to me     -> positive   (shortened)
 
 The label is the polarity of the **first sentiment word after "but"**. That one word is the
 **evidence** (the ground-truth explanation, exactly one token per review); every other sentiment
