@@ -38,27 +38,63 @@ def model():
 
 # planted reviews -----------------------------------------------------------------------------
 
-def test_evidence_decides_the_label(data):
+def test_the_first_sentiment_word_after_but_decides_the_label(data):
     pos, neg = {WORD_ID[w] for w in POSITIVE}, {WORD_ID[w] for w in NEGATIVE}
+    assert data.tokens.shape == data.evidence.shape == data.distractor.shape == (64, 36)
+    assert data.tokens.dtype == torch.long and data.labels.dtype == torch.float32
     for n in range(len(data)):
         L = int(data.lengths[n])
+        assert 20 <= L <= 36
         ids = data.tokens[n, :L].tolist()
-        evidence = [i for i, e in zip(ids, data.evidence[n, :L]) if e]
-        distractors = [i for i, d in zip(ids, data.distractor[n, :L]) if d]
-        label_words = pos if data.labels[n] == 1 else neg
-        assert evidence and all(i in label_words for i in evidence)
-        assert all(i not in label_words and (i in pos or i in neg) for i in distractors)
-        assert bool(data.contrast[n]) == ("but" in decode(data.tokens[n], L)) == bool(distractors)
-        assert (data.tokens[n, L:] == 0).all() and not data.evidence[n, L:].any()
+        assert ids.count(WORD_ID["but"]) == 1 and 0 not in ids
+        marker = ids.index(WORD_ID["but"])
+        sentiment = [t for t, i in enumerate(ids) if i in pos or i in neg]
+        assert 3 <= len(sentiment) <= 5
+        first_after = min(t for t in sentiment if t > marker)
+        assert data.evidence[n].nonzero().flatten().tolist() == [first_after]          # exactly one token
+        assert data.labels[n] == (ids[first_after] in pos)
+        assert data.distractor[n].nonzero().flatten().tolist() == [t for t in sentiment if t != first_after]
+        opposite = neg if data.labels[n] == 1 else pos
+        assert bool(data.contrast[n]) == any(ids[t] in opposite for t in sentiment if t != first_after)
+        assert (data.tokens[n, L:] == 0).all() and not (data.evidence[n, L:] | data.distractor[n, L:]).any()
+
+
+def test_distractors_say_nothing_about_the_label():
+    # 20,000 reviews hold about 60,000 distractors. If their polarity is independent of the label, each
+    # has the label's polarity with probability 1/2, independently (every polarity is a fair coin):
+    # the fraction's standard deviation is at most sqrt(1/4 / 20,000) = 0.0035 within either label,
+    # so 0.02 is more than 5 standard deviations; a dependence of 2 points or more would show.
+    big = planted_reviews(np.random.default_rng(5), 20_000, length=(10, 12))
+    pos_ids = torch.tensor([WORD_ID[w] for w in POSITIVE])
+    positive = torch.isin(big.tokens, pos_ids)
+    same = (positive == (big.labels[:, None] == 1)) & big.distractor
+    for label in (0, 1):
+        rows = big.labels == label
+        share = same[rows].sum().item() / big.distractor[rows].sum().item()
+        assert abs(share - 0.5) < 0.02, (label, share)
+    assert abs(big.labels.mean().item() - 0.5) < 0.02
+    # every count of distractors of the opposite polarity occurs, so most reviews are contrast reviews
+    assert 0.75 < big.contrast.float().mean().item() < 0.9
 
 
 def test_planted_reviews_are_reproducible_and_validated():
     a, b = planted_reviews(np.random.default_rng(3), 10), planted_reviews(np.random.default_rng(3), 10)
     assert all(torch.equal(x, y) for x, y in zip(a, b))
-    with pytest.raises(ValueError, match="contrast_fraction"):
-        planted_reviews(np.random.default_rng(0), 5, contrast_fraction=2.0)
+    short = planted_reviews(np.random.default_rng(3), 50, length=(4, 6), n_sentiment=(1, 3))
+    assert short.tokens.shape == (50, 6) and (short.evidence.sum(1) == 1).all()
+    assert (short.distractor.sum(1) <= 2).all() and (short.distractor.sum(1) == 0).any()
     with pytest.raises(ValueError, match="n must be"):
         planted_reviews(np.random.default_rng(0), 0)
+    with pytest.raises(ValueError, match="length must have low <= high"):
+        planted_reviews(np.random.default_rng(0), 5, length=(40, 30))
+    with pytest.raises(ValueError, match="length must be an int >= 6"):
+        planted_reviews(np.random.default_rng(0), 5, length=(5, 30))          # 5 sentiment words and "but"
+    with pytest.raises(ValueError, match="n_sentiment must be a pair"):
+        planted_reviews(np.random.default_rng(0), 5, n_sentiment=3)
+    with pytest.raises(ValueError, match="n_sentiment must be a positive int"):
+        planted_reviews(np.random.default_rng(0), 5, n_sentiment=(0, 2))
+    with pytest.raises(TypeError, match="numpy.random.Generator"):
+        planted_reviews(0, 5)
 
 
 def test_encode_review_round_trip():
@@ -106,14 +142,17 @@ def test_bad_inputs_are_named(model, data):
         AttentionClassifier(10, encoder="cnn")
 
 
-def test_training_learns_the_simple_reviews():
-    train = planted_reviews(np.random.default_rng(1), 300, contrast_fraction=0.0)
+def test_training_learns_the_reviews_without_contrast():
+    # a context-free model can count sentiment words: right wherever every sentiment word agrees
+    train = planted_reviews(np.random.default_rng(1), 500)
     torch.manual_seed(0)
     m = AttentionClassifier(len(VOCAB), 16, 16, "average")
-    history = train_classifier(m, train, steps=60, batch_size=32, lr=2e-2)
-    assert history[-1] < history[0]
-    probs, _ = predict_proba(m, planted_reviews(np.random.default_rng(2), 100, contrast_fraction=0.0))
-    assert accuracy(probs, planted_reviews(np.random.default_rng(2), 100, contrast_fraction=0.0).labels) > 0.9
+    history = train_classifier(m, train, steps=200, batch_size=32, lr=2e-2)
+    assert np.mean(history[-10:]) < np.mean(history[:10]) - 0.1
+    test = planted_reviews(np.random.default_rng(2), 400)
+    probs, _ = predict_proba(m, test)
+    agree = ~test.contrast
+    assert accuracy(probs[agree], test.labels[agree]) > 0.9
 
 
 # importance ----------------------------------------------------------------------------------

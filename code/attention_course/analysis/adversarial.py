@@ -34,6 +34,8 @@ as in their paper's text (``divergence="jsd"``); the trainer is
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..layers.attention import masked_softmax, padding_mask
@@ -131,34 +133,53 @@ def adversarial_attention(token_logits: torch.Tensor, bias: float, weights: torc
     return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
 
+def _jsd_term(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """One token's share of JSD(c, a) where c_t = x and a_t = y, minus its share when c_t = 0 (y ln 2 / 2)."""
+    m = (x + y) / 2
+    return (torch.xlogy(x, x) - torch.xlogy(x, m) + torch.xlogy(y, y) - torch.xlogy(y, m) - y * math.log(2)) / 2
+
+
 def _corners(token_logits, bias, weights, real, epsilon):
-    """:func:`adversarial_attention` for one chunk of rows; ``real`` (N, T) marks the real tokens."""
+    """:func:`adversarial_attention` for one chunk of rows; ``real`` (N, T) marks the real tokens.
+
+    A corner has at most two non-zero weights, so its JSD from ``a`` needs only those two tokens:
+    every token outside the corner's support adds a_t ln 2 / 2, the same for all corners, and the two
+    inside add :func:`_jsd_term`. The corners are scored that way, O(T^2) per row, and only the best
+    one is built."""
     s, a = token_logits.double(), weights.double()
     N, T = s.shape
     base = torch.sigmoid((a * s).sum(-1) + bias)
     lo, hi = _logit_interval(base, bias, epsilon - 1e-6)                             # a hair inside
-    eye = torch.eye(T, dtype=s.dtype, device=s.device)
+    outside = a.sum(-1, keepdim=True) * math.log(2) / 2                              # (N, 1): every a_t outside
     # corners with one token: all weight on token i, feasible if lo <= s_i <= hi
     ok1 = real & (s >= lo[:, None]) & (s <= hi[:, None])                            # (N, T)
-    cand1 = eye.expand(N, T, T)                                                     # (N, T, T)
+    scores, oks, lams = [outside + _jsd_term(torch.ones_like(a), a)], [ok1], [torch.ones_like(a)]
     # corners with two tokens i, j on a boundary c: lam s_i + (1 - lam) s_j = c, 0 < lam < 1
-    cands, oks = [cand1], [ok1]
     diff = s[:, :, None] - s[:, None, :]                                            # (N, i, j)
     pair_real = real[:, :, None] & real[:, None, :] & (diff != 0)
     for c in (lo, hi):
         lam = (c[:, None, None] - s[:, None, :]) / torch.where(diff != 0, diff, 1.0)
         ok2 = pair_real & torch.isfinite(c)[:, None, None] & (lam > 0) & (lam < 1)  # (N, i, j)
         lam = torch.where(ok2, lam, 0.0)
-        cand2 = lam[..., None] * eye[None, :, None, :] + (1 - lam[..., None]) * eye[None, None, :, :]
-        cands.append(cand2.reshape(N, T * T, T))
+        jsd2 = outside[:, :, None] + _jsd_term(lam, a[:, :, None]) + _jsd_term(1 - lam, a[:, None, :])
+        scores.append(jsd2.reshape(N, T * T))
         oks.append(ok2.reshape(N, T * T))
-    cands.append(a[:, None, :])                                                     # the model's own: always feasible
+        lams.append(lam.reshape(N, T * T))
+    scores.append(torch.zeros(N, 1, dtype=s.dtype, device=s.device))               # the model's own: always feasible
     oks.append(torch.ones(N, 1, dtype=torch.bool, device=s.device))
-    cand, ok = torch.cat(cands, 1), torch.cat(oks, 1)                               # (N, C, T), (N, C)
-    jsd = js_divergence(cand, a[:, None, :].expand_as(cand)).masked_fill(~ok, -1.0)
-    best = jsd.argmax(1)                                                            # (N,)
+    score = torch.cat(scores, 1).masked_fill(~torch.cat(oks, 1), -1.0)
+    best = score.argmax(1)                                                          # (N,) in [0, T + 2 T^2]
     rows = torch.arange(N, device=s.device)
-    return cand[rows, best].to(weights.dtype), jsd[rows, best].to(weights.dtype)
+    lam = torch.cat(lams, 1)[rows, best.clamp(max=T + 2 * T * T - 1)]
+    pair = (best - T) % (T * T)
+    i = torch.where(best < T, best, pair // T)                                      # the token that gets lam
+    j = torch.where(best < T, best, pair % T)                                       # and the one that gets 1 - lam
+    adv = torch.zeros_like(a)
+    adv[rows, j] = 1 - lam
+    adv[rows, i] += lam                                                             # one token: i == j, lam = 1
+    own = best == T + 2 * T * T
+    adv[own] = a[own]
+    return adv.to(weights.dtype), js_divergence(adv, a).to(weights.dtype)
 
 
 def adversarial_attention_search(token_logits: torch.Tensor, bias: float, weights: torch.Tensor,

@@ -1,22 +1,26 @@
 """A sentiment task with planted evidence: the true explanation of every example is known.
 
 Reviews are built from three hand-written word lists of this module (no lexicon or corpus is
-downloaded): positive words, negative words and neutral filler. Two kinds of review:
+downloaded): positive words, negative words and neutral filler, and one marker word, "but".
+A review is 20-36 words: filler, among which sit 3-5 sentiment words, each of a random polarity
+drawn independently of the others, and one "but": "but" at a random place (not the last), the
+deciding word at a random place after it, and the other sentiment words at random places before
+"but" or after the deciding word:
 
-    simple     one clause holding 1-3 sentiment words, all of the label's polarity
-               "the plot was superb and the cast was charming"            -> positive
-    contrast   a clause with 1-2 words of the *other* polarity, then "but", then a clause
-               with 1-2 words of the label's polarity
-               "the acting was brilliant but the script was a waste"      -> negative
+    the (dull) cast was but the plot was SUPERB and it seemed (bland) to me     -> positive   (shortened)
 
-The label is the polarity of the sentiment words in the last clause. Those words are the
-**evidence** (the ground-truth explanation); sentiment words before "but" are **distractors**:
-they carry sentiment, yet they do not decide the label. A model that reads words one by one
-without context can solve the simple reviews but not the contrast ones.
+The label is the polarity of the **first sentiment word after "but"**. That one word is the
+**evidence** (the ground-truth explanation, exactly one token per review); every other sentiment
+word is a **distractor**: it carries sentiment, yet it does not decide the label, and its polarity
+says nothing about the label. A review is a **contrast** review if some distractor has the
+polarity opposite to the label, which is the case for most reviews. A model that reads words one by
+one without context can count positive against negative words, which is right more often than not
+but wrong on many contrast reviews; a model that averages its states uniformly must carry the
+position of "but" into every state.
 
 Token ids: 0 is padding, then the words of ``VOCAB`` in order. Shapes: ``tokens`` (N, T) with
-padding at the end of each row, ``lengths`` (N,), ``labels`` (N,) float in {0, 1} (1 =
-positive), ``evidence`` and ``distractor`` (N, T) bool, ``contrast`` (N,) bool.
+padding at the end of each row (T = the longest allowed length), ``lengths`` (N,), ``labels`` (N,)
+float in {0, 1} (1 = positive), ``evidence`` and ``distractor`` (N, T) bool, ``contrast`` (N,) bool.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
+
+from ..validate import positive_int
 
 __all__ = ["POSITIVE", "NEGATIVE", "FILLER", "BUT", "VOCAB", "WORD_ID", "PlantedData", "planted_reviews",
            "encode_review", "decode"]
@@ -69,47 +75,48 @@ class PlantedData(NamedTuple):
         return PlantedData(*(field.to(device) for field in self))
 
 
-def _clause(rng: np.random.Generator, n_words: int, polarity: int, length: int) -> tuple[list[int], list[bool]]:
-    """Filler of ``length`` tokens with ``n_words`` sentiment words of ``polarity`` at random places."""
-    ids = list(rng.choice(_FILL_IDS, size=length))
-    where = rng.choice(length, size=n_words, replace=False)
-    pool = _POS_IDS if polarity == 1 else _NEG_IDS
-    for position, word in zip(where, rng.choice(pool, size=n_words, replace=False)):
-        ids[position] = int(word)
-    flags = [False] * length
-    for position in where:
-        flags[position] = True
-    return [int(i) for i in ids], flags
+def _range(name: str, value, minimum: int) -> tuple[int, int]:
+    """``value`` as a pair of ints ``(low, high)`` with ``minimum <= low <= high``."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ValueError(f"{name} must be a pair (low, high), got {value!r}")
+    low, high = (positive_int(name, v, minimum) for v in value)
+    if low > high:
+        raise ValueError(f"{name} must have low <= high, got {value!r}")
+    return low, high
 
 
-def planted_reviews(rng: np.random.Generator, n: int, contrast_fraction: float = 0.5,
-                    max_len: int = 20) -> PlantedData:
-    """Sample ``n`` reviews, a ``contrast_fraction`` of them of the contrast kind."""
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if not 0.0 <= contrast_fraction <= 1.0:
-        raise ValueError(f"contrast_fraction must lie in [0, 1], got {contrast_fraction!r}")
-    if max_len < 12:
-        raise ValueError(f"max_len must be at least 12 to hold a contrast review, got {max_len}")
-    tokens = np.zeros((n, max_len), dtype=np.int64)
-    evidence = np.zeros((n, max_len), dtype=bool)
-    distractor = np.zeros((n, max_len), dtype=bool)
-    labels = rng.integers(0, 2, size=n)
-    contrast = rng.random(n) < contrast_fraction
-    lengths = np.zeros(n, dtype=np.int64)
+def planted_reviews(rng: np.random.Generator, n: int, length: tuple[int, int] = (20, 36),
+                    n_sentiment: tuple[int, int] = (3, 5)) -> PlantedData:
+    """Sample ``n`` reviews of ``length`` tokens holding ``n_sentiment`` sentiment words and one "but"
+    (both ranges inclusive); the label is the polarity of the first sentiment word after "but"."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    n = positive_int("n", n)
+    k_low, k_high = _range("n_sentiment", n_sentiment, 1)
+    low, high = _range("length", length, k_high + 1)      # room for every sentiment word and the marker
+    tokens = np.zeros((n, high), dtype=np.int64)
+    evidence = np.zeros((n, high), dtype=bool)
+    distractor = np.zeros((n, high), dtype=bool)
+    labels, lengths = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     for row in range(n):
-        label = int(labels[row])
-        if contrast[row]:
-            first, first_flags = _clause(rng, int(rng.integers(1, 3)), 1 - label, int(rng.integers(4, 7)))
-            last, last_flags = _clause(rng, int(rng.integers(1, 3)), label, int(rng.integers(4, 7)))
-            ids = first + [WORD_ID[BUT]] + last
-            ev = [False] * (len(first) + 1) + last_flags
-            dis = first_flags + [False] * (len(last) + 1)
-        else:
-            ids, ev = _clause(rng, int(rng.integers(1, 4)), label, int(rng.integers(6, max_len + 1)))
-            dis = [False] * len(ids)
-        L = len(ids)
-        tokens[row, :L], evidence[row, :L], distractor[row, :L], lengths[row] = ids, ev, dis, L
+        L, k = int(rng.integers(low, high + 1)), int(rng.integers(k_low, k_high + 1))
+        while True:     # "but" anywhere but last, the evidence anywhere after it, room for the distractors
+            marker = int(rng.integers(0, L - 1))
+            place = int(rng.integers(marker + 1, L))
+            free = [t for t in range(L) if not marker <= t <= place]      # before "but" or after the evidence
+            if len(free) >= k - 1:
+                break
+        others = rng.choice(np.array(free, dtype=np.int64), size=k - 1, replace=False)
+        polarity = rng.integers(0, 2, size=k)                  # independent coins; the first one is the label
+        tokens[row, :L] = rng.choice(_FILL_IDS, size=L)
+        tokens[row, marker] = WORD_ID[BUT]
+        for t, p in zip([place, *others], polarity):
+            tokens[row, t] = rng.choice(_POS_IDS if p == 1 else _NEG_IDS)
+        evidence[row, place] = True
+        distractor[row, others] = True
+        labels[row], lengths[row] = polarity[0], L
+    opposite = np.where(labels[:, None] == 1, np.isin(tokens, _NEG_IDS), np.isin(tokens, _POS_IDS))
+    contrast = (distractor & opposite).any(1)
     return PlantedData(torch.as_tensor(tokens), torch.as_tensor(lengths), torch.as_tensor(labels, dtype=torch.float32),
                        torch.as_tensor(evidence), torch.as_tensor(distractor), torch.as_tensor(contrast))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 
 import torch
@@ -157,8 +158,8 @@ COUNTER_TEST_STATEMENTS = {
                                 "beats the same MLP with uniform weights, in every seed",
     "adversary_worse_everywhere": "on contrast reviews, the MLP handed the adversarial attention does worse than "
                                   "with the BiLSTM's attention, in every seed",
-    "adversary_beyond_seeds": "the adversary's median JSD from the BiLSTM's attention exceeds the median JSD "
-                              "between every pair of seeds, even the most different pair",
+    "adversary_beyond_seeds": "in every seed, the adversary's median JSD from the BiLSTM's attention exceeds the "
+                              "median JSD of the typical pair of seeds (the median over the pairs of their medians)",
 }
 
 
@@ -180,6 +181,8 @@ def counter_test_verdicts(acc: dict, diagnostic: dict, pair_medians, adversary_m
     if not pairs or not advs:
         raise CheckFailed("pass the median JSD of every pair of seeds and of every seed's adversary")
 
+    typical = float(statistics.median(pairs))
+
     def pts(values) -> str:
         return " ".join(f"{100 * v:+.1f}" for v in values)
 
@@ -192,9 +195,9 @@ def counter_test_verdicts(acc: dict, diagnostic: dict, pair_medians, adversary_m
         "adversary_worse_everywhere": (min(adv) > 0, abs(min(adv)),
                                        f"BiLSTM's minus adversarial attention on contrast reviews, points by seed: "
                                        f"{pts(adv)}"),
-        "adversary_beyond_seeds": (min(advs) > max(pairs), abs(min(advs) - max(pairs)),
-                                   f"smallest adversary median {min(advs):.3f}, largest median of a pair of seeds "
-                                   f"{max(pairs):.3f}"),
+        "adversary_beyond_seeds": (min(advs) > typical, abs(min(advs) - typical),
+                                   f"smallest adversary median {min(advs):.3f}, median over the pairs of seeds "
+                                   f"{typical:.3f} (the pairs range over {min(pairs):.3f}-{max(pairs):.3f})"),
     }
 
 
