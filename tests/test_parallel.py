@@ -123,3 +123,15 @@ def test_start_parallel_names_bad_arguments():
         start_parallel(lambda: 1, [{}])
     with pytest.raises(ValueError, match="non-empty"):
         start_parallel(os.getpid, [])
+
+
+def niceness():
+    return os.nice(0)
+
+
+@pytest.mark.skipif(not hasattr(os, "nice") or available_cores() < 2, reason="needs os.nice and two cores")
+def test_background_runs_yield_to_this_process_and_blocking_runs_do_not():
+    from attention_course.train.parallel import BACKGROUND_NICENESS, start_parallel
+    mine = os.nice(0)
+    assert start_parallel(niceness, [{}, {}]).result() == [min(mine + BACKGROUND_NICENESS, 19)] * 2
+    assert run_parallel(niceness, [{}, {}]) == [mine, mine]

@@ -70,6 +70,19 @@ def _setup_worker() -> None:
     seed_everything()                                     # one thread, deterministic algorithms
 
 
+BACKGROUND_NICENESS = 10
+
+
+def _setup_background_worker() -> None:
+    """A worker of :func:`start_parallel`: set up as any worker, at a lower scheduling priority, so that
+    the notebook's own process keeps its core while it works and the background runs take what is left
+    (and every core once the notebook waits for them). Priority changes when a run happens, not what it
+    computes."""
+    if hasattr(os, "nice"):
+        os.nice(BACKGROUND_NICENESS)
+    _setup_worker()
+
+
 def _flushes_denormals() -> bool:
     """Whether this process flushes subnormal floats to zero (``torch.set_flush_denormal`` has no getter):
     then a subnormal float32 times one is zero."""
@@ -117,15 +130,16 @@ def _start(fn: Callable, jobs: Sequence[Mapping], workers: int | None, backgroun
     payloads = [pickle.dumps((fn, dict(job), flush)) for job in jobs]
     if (available_cores() if background else workers) == 1:
         return Pending(None, [], [pickle.loads(_run(p)) for p in payloads])
-    pool = ProcessPoolExecutor(workers, mp_context=_context(fn.__module__), initializer=_setup_worker)
+    pool = ProcessPoolExecutor(workers, mp_context=_context(fn.__module__),
+                               initializer=_setup_background_worker if background else _setup_worker)
     return Pending(pool, [pool.submit(_run, p) for p in payloads])
 
 
 def start_parallel(fn: Callable, jobs: Sequence[Mapping], workers: int | None = None) -> Pending:
     """Start ``[fn(**job) for job in jobs]`` on ``workers`` processes (default: one per job, at most one per
     core) and return at once; ``.result()`` of the returned :class:`Pending` waits for the list. ``fn`` must
-    be importable and must seed itself from its arguments. On a machine with one core the runs happen
-    here, before this returns."""
+    be importable and must seed itself from its arguments. The workers run at a lower priority than this
+    process (``BACKGROUND_NICENESS``). On a machine with one core the runs happen here, before this returns."""
     return _start(fn, jobs, workers, background=True)
 
 
