@@ -134,3 +134,21 @@ def test_exact_adversary_does_not_depend_on_the_chunk():
     for chunk in (1, 7, 32):
         parts = adversarial_attention(s, 0.3, a, lengths, chunk=chunk)
         assert torch.equal(parts[0], whole[0]) and torch.equal(parts[1], whole[1])
+
+
+def test_trained_adversary_passes_its_batch_and_learning_rate_on():
+    from attention_course.experiments.reviews import trained_consistent_adversary
+    data = planted_reviews(np.random.default_rng(0), 40)
+    base_p, base_w = torch.full((40,), 0.5), data.tokens.ne(0).float() / data.lengths[:, None]
+    job = dict(data=data, vocab_size=len(VOCAB), base_probs=base_p, base_weights=base_w, lam=1.0, seed=3, steps=2,
+               batch_size=8)
+    torch.manual_seed(3)
+    fresh = AttentionClassifier(len(VOCAB), embed_dim=32, hidden_dim=32, encoder="bilstm")
+    still = trained_consistent_adversary(**job, lr=0.0)                          # no step moves a weight
+    moved = trained_consistent_adversary(**job, lr=0.05)
+    assert all(torch.equal(p, q) for p, q in zip(fresh.parameters(), still.parameters()))
+    assert not all(torch.equal(p, q) for p, q in zip(fresh.parameters(), moved.parameters()))
+    with pytest.raises(ValueError, match="batch_size=41 exceeds the 40 examples"):
+        trained_consistent_adversary(**dict(job, batch_size=41))
+    with pytest.raises(ValueError, match="batch_size"):
+        train_classifier(fresh, data, steps=1, batch_size=0)

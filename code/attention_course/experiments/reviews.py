@@ -15,10 +15,17 @@ from ..analysis.adversarial import consistent_adversary_loss, js_divergence, tot
 from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
 from ..train import fit
-from ..validate import check_steps
+from ..validate import check_steps, positive_int
 
 __all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_taus",
            "train_consistent_adversary", "trained_consistent_adversary", "consistency"]
+
+
+def _check_batch(batch_size: int, data) -> int:
+    """A mini-batch is drawn without replacement: at most as many examples as ``data`` holds."""
+    if positive_int("batch_size", batch_size) > len(data):
+        raise ValueError(f"batch_size={batch_size} exceeds the {len(data)} examples of the training data")
+    return batch_size
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -29,6 +36,7 @@ def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_s
     it is data, not a parameter), as in Wiegreffe & Pinter's diagnostic models.
     """
     check_steps(steps)
+    _check_batch(batch_size, data)
     if weights is not None and weights.shape != data.tokens.shape:
         raise ValueError(f"weights must match tokens {tuple(data.tokens.shape)}, got {tuple(weights.shape)}")
     device = next(model.parameters()).device
@@ -100,6 +108,7 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
     optimiser as :func:`train_classifier`. Returns the loss per step.
     """
     check_steps(steps)
+    _check_batch(batch_size, data)
     if base_probs.shape != data.labels.shape or base_weights.shape != data.tokens.shape:
         raise ValueError(f"base_probs {tuple(base_probs.shape)} and base_weights {tuple(base_weights.shape)} must "
                          f"match the data's labels {tuple(data.labels.shape)} and tokens {tuple(data.tokens.shape)}")
@@ -120,13 +129,14 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
 
 def trained_consistent_adversary(data, vocab_size: int, base_probs: torch.Tensor, base_weights: torch.Tensor,
                                  lam: float, seed: int = 0, steps: int = 400, divergence: str = "kl",
-                                 embed_dim: int = 32, hidden_dim: int = 32) -> AttentionClassifier:
+                                 embed_dim: int = 32, hidden_dim: int = 32, batch_size: int = 64,
+                                 lr: float = 1e-2) -> AttentionClassifier:
     """``torch.manual_seed(seed)``, a fresh BiLSTM :class:`AttentionClassifier` (not the base model's weights),
     trained by :func:`train_consistent_adversary` with ``seed``; returns it (one run of a sweep)."""
     torch.manual_seed(seed)
     model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder="bilstm")
-    train_consistent_adversary(model, data, base_probs, base_weights, lam, steps=steps, seed=seed,
-                               divergence=divergence)
+    train_consistent_adversary(model, data, base_probs, base_weights, lam, steps=steps, batch_size=batch_size,
+                               lr=lr, seed=seed, divergence=divergence)
     return model
 
 
