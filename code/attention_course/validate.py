@@ -15,7 +15,7 @@ from torch import nn
 
 __all__ = ["positive_int", "check_float_tensor", "check_steps", "check_lengths", "check_token_ids", "check_mask",
            "check_bool_mask", "broadcasts_to", "check_matches_module", "check_no_nan", "first_index",
-           "check_source", "check_decoder_input", "check_dropout"]
+           "check_source", "check_decoder_input", "check_dropout", "check_batch_size"]
 
 
 def positive_int(name: str, value, minimum: int = 1) -> int:
@@ -40,6 +40,15 @@ def check_float_tensor(name: str, x, min_dims: int = 0) -> None:
 def check_steps(steps) -> int:
     """The number of training steps: a positive int (0 or fewer would return an untrained model)."""
     return positive_int("steps (the number of training batches)", steps)
+
+
+def check_batch_size(batch_size, available: int, what: str) -> int:
+    """A mini-batch drawn without replacement from ``available`` examples (``what``, e.g. "training images"):
+    a positive int, at most ``available``; returns it."""
+    batch_size = positive_int("batch_size", batch_size)
+    if batch_size > available:
+        raise ValueError(f"batch_size={batch_size} exceeds the {available} {what}")
+    return batch_size
 
 
 def first_index(bad: torch.Tensor) -> tuple[int, ...]:

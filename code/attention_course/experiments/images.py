@@ -10,7 +10,7 @@ from ..models.image_attention import DigitClassifier
 from ..repro import seed_everything
 from ..tasks.handwritten import HandwrittenDigits
 from ..train import fit
-from ..validate import check_steps, positive_int
+from ..validate import check_batch_size, check_steps
 
 __all__ = ["digit_accuracy", "train_digit_classifier", "trained_digit_classifier"]
 
@@ -19,9 +19,7 @@ def train_digit_classifier(model: nn.Module, data: HandwrittenDigits, steps: int
                            lr: float = 1e-2, seed: int = 0) -> list[float]:
     """Cross-entropy with Adam (cosine decay) on ``batch_size`` images drawn at random (seeded) from
     ``data`` at every step; returns the loss per step."""
-    steps, batch_size = check_steps(steps), positive_int("batch_size", batch_size)
-    if batch_size > len(data.labels):
-        raise ValueError(f"batch_size={batch_size} exceeds the {len(data.labels)} training images")
+    steps, batch_size = check_steps(steps), check_batch_size(batch_size, len(data.labels), "training images")
     g = torch.Generator().manual_seed(seed)
 
     def batch_loss() -> torch.Tensor:

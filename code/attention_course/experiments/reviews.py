@@ -15,17 +15,10 @@ from ..analysis.adversarial import consistent_adversary_loss, js_divergence, tot
 from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
 from ..train import fit
-from ..validate import check_steps, positive_int
+from ..validate import check_batch_size, check_steps
 
 __all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_taus",
            "train_consistent_adversary", "trained_consistent_adversary", "consistency"]
-
-
-def _check_batch(batch_size: int, data) -> int:
-    """A mini-batch is drawn without replacement: at most as many examples as ``data`` holds."""
-    if positive_int("batch_size", batch_size) > len(data):
-        raise ValueError(f"batch_size={batch_size} exceeds the {len(data)} examples of the training data")
-    return batch_size
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -36,7 +29,7 @@ def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_s
     it is data, not a parameter), as in Wiegreffe & Pinter's diagnostic models.
     """
     check_steps(steps)
-    _check_batch(batch_size, data)
+    check_batch_size(batch_size, len(data), "examples of the training data")
     if weights is not None and weights.shape != data.tokens.shape:
         raise ValueError(f"weights must match tokens {tuple(data.tokens.shape)}, got {tuple(weights.shape)}")
     device = next(model.parameters()).device
@@ -108,7 +101,7 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
     optimiser as :func:`train_classifier`. Returns the loss per step.
     """
     check_steps(steps)
-    _check_batch(batch_size, data)
+    check_batch_size(batch_size, len(data), "examples of the training data")
     if base_probs.shape != data.labels.shape or base_weights.shape != data.tokens.shape:
         raise ValueError(f"base_probs {tuple(base_probs.shape)} and base_weights {tuple(base_weights.shape)} must "
                          f"match the data's labels {tuple(data.labels.shape)} and tokens {tuple(data.tokens.shape)}")

@@ -10,7 +10,7 @@ from ..models.forecast import HorizonAttentionForecaster, LinearForecaster, Recu
 from ..repro import seed_everything
 from ..tasks.series import SeriesBatch, make_series
 from ..train import fit
-from ..validate import check_choice, check_steps, positive_int
+from ..validate import check_batch_size, check_choice, check_steps
 
 __all__ = ["fit_least_squares", "mean_absolute_error", "train_forecaster", "train_on_windows", "FORECASTERS",
            "new_forecaster", "trained_forecaster", "trained_on_windows"]
@@ -43,9 +43,7 @@ def train_on_windows(model: nn.Module, data: SeriesBatch, steps: int, batch_size
                      seed: int = 0) -> list[float]:
     """Absolute-error training on ``batch_size`` windows drawn at random (with a seeded generator)
     from the fixed training windows ``data``; returns the loss per step."""
-    steps, batch_size = check_steps(steps), positive_int("batch_size", batch_size)
-    if batch_size > len(data.history):
-        raise ValueError(f"batch_size={batch_size} exceeds the {len(data.history)} training windows")
+    steps, batch_size = check_steps(steps), check_batch_size(batch_size, len(data.history), "training windows")
     device, g = next(model.parameters()).device, torch.Generator().manual_seed(seed)
     data = data.to(device)
 
