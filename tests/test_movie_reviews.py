@@ -12,10 +12,12 @@ from attention_course.analysis.adversarial import (
     jain_wallace_adversaries,
     js_divergence,
 )
-from attention_course.experiments.reviews import importance_taus, train_classifier
+from attention_course.analysis.importance import gradient_importance, leave_one_out_importance
+from attention_course.experiments.reviews import importance_measures, importance_taus, predict_proba, train_classifier
 from attention_course.models.classifier import AttentionClassifier
 from attention_course.tasks import movie_reviews
 from attention_course.tasks.movie_reviews import read_snippets, rotten_tomatoes, tokenize
+from attention_course.train.parallel import run_parallel
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
@@ -158,6 +160,22 @@ def test_importance_taus_on_a_briefly_trained_model(rt):
         assert values.shape == (12,)
         finite = values[~torch.isnan(torch.as_tensor(values))]
         assert ((finite >= -1) & (finite <= 1)).all()
+
+
+@needs_data
+def test_importance_measures_are_the_three_rankings_and_the_same_in_a_worker(rt):
+    torch.manual_seed(0)
+    model = AttentionClassifier(len(rt.vocab), 8, 8)
+    train_classifier(model, rt.train, steps=5, batch_size=32)
+    part = rt.test.subset(torch.arange(12))
+    m = importance_measures(model, part)
+    assert set(m) == {"attention", "gradient", "leave-one-out"}
+    assert torch.equal(m["attention"], predict_proba(model, part)[1])
+    assert torch.equal(m["gradient"], gradient_importance(model, part.tokens, part.lengths))
+    assert torch.equal(m["leave-one-out"], leave_one_out_importance(model, part.tokens, part.lengths))
+    in_workers = run_parallel(importance_measures, [dict(model=model, data=part)] * 2, workers=2)
+    for other in in_workers:
+        assert all(torch.equal(m[k], other[k]) for k in m)
 
 
 @needs_data

@@ -17,8 +17,8 @@ from ..models.classifier import AttentionClassifier
 from ..train import fit
 from ..validate import check_batch_size, check_steps
 
-__all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_taus",
-           "train_consistent_adversary", "trained_consistent_adversary", "consistency"]
+__all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_measures",
+           "importance_taus", "train_consistent_adversary", "trained_consistent_adversary", "consistency"]
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -77,14 +77,23 @@ def accuracy(probs: torch.Tensor, labels: torch.Tensor) -> float:
     return float(((probs >= 0.5).float() == labels).float().mean())
 
 
+def importance_measures(model: AttentionClassifier, data) -> dict[str, torch.Tensor]:
+    """The three token rankings of Jain & Wallace for every example of ``data``, each (N, T), zero on
+    padding: the model's ``"attention"``, the ``"gradient"`` (:func:`gradient_importance`) and
+    ``"leave-one-out"`` (:func:`leave_one_out_importance`). Deterministic, so a notebook can compute the
+    measures of several models side by side (:func:`~attention_course.train.parallel.run_parallel`)."""
+    _, attention = predict_proba(model, data)
+    data = data.to(next(model.parameters()).device)
+    return {"attention": attention, "gradient": gradient_importance(model, data.tokens, data.lengths),
+            "leave-one-out": leave_one_out_importance(model, data.tokens, data.lengths)}
+
+
 def importance_taus(model: AttentionClassifier, data) -> dict[str, np.ndarray]:
     """Jain & Wallace's rank correlations, review by review: (N,) Kendall tau-b of the attention with
     the gradient (``"attention-gradient"``) and with leave-one-out (``"attention-loo"``), and of the
     two with each other (``"gradient-loo"``, the reference); NaN where a ranking is undefined."""
-    _, attention = predict_proba(model, data)
-    data = data.to(next(model.parameters()).device)
-    gradient = gradient_importance(model, data.tokens, data.lengths)
-    loo = leave_one_out_importance(model, data.tokens, data.lengths)
+    m = importance_measures(model, data)
+    attention, gradient, loo = m["attention"], m["gradient"], m["leave-one-out"]
     return {"attention-gradient": kendall_tau(attention, gradient, data.lengths),
             "attention-loo": kendall_tau(attention, loo, data.lengths),
             "gradient-loo": kendall_tau(gradient, loo, data.lengths)}
