@@ -148,12 +148,17 @@ def test_adversary_arguments_are_checked():
         best_adversary(a, a, a)
 
 
-@needs_data
-def test_importance_taus_on_a_briefly_trained_model(rt):
+def _briefly_trained(rt):
+    """A small classifier after five steps on the real snippets, and the first 12 test snippets."""
     torch.manual_seed(0)
     model = AttentionClassifier(len(rt.vocab), 8, 8)
     train_classifier(model, rt.train, steps=5, batch_size=32)
-    part = rt.test.subset(torch.arange(12))
+    return model, rt.test.subset(torch.arange(12))
+
+
+@needs_data
+def test_importance_taus_on_a_briefly_trained_model(rt):
+    model, part = _briefly_trained(rt)
     taus = importance_taus(model, part)
     assert set(taus) == {"attention-gradient", "attention-loo", "gradient-loo"}
     for values in taus.values():
@@ -164,10 +169,7 @@ def test_importance_taus_on_a_briefly_trained_model(rt):
 
 @needs_data
 def test_importance_measures_are_the_three_rankings_and_the_same_in_a_worker(rt):
-    torch.manual_seed(0)
-    model = AttentionClassifier(len(rt.vocab), 8, 8)
-    train_classifier(model, rt.train, steps=5, batch_size=32)
-    part = rt.test.subset(torch.arange(12))
+    model, part = _briefly_trained(rt)
     m = importance_measures(model, part)
     assert set(m) == {"attention", "gradient", "leave-one-out"}
     assert torch.equal(m["attention"], predict_proba(model, part)[1])
