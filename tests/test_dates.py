@@ -133,7 +133,7 @@ def test_no_test_date_or_string_occurs_in_the_default_training_stream(monkeypatc
     monkeypatch.setattr(experiment, "train_seq2seq", record)
     experiment.train_date_translator()
     experiment.train_date_transformer()
-    assert len(seen_target) > 10_000            # 38,400 + 44,800 draws from about 20,000 training days
+    assert len(seen_target) > 10_000            # 38,400 + 51,200 draws from about 20,000 training days
     test = experiment.date_test_batch(5000)
     test_src = {"".join(SOURCE_VOCAB[i] for i in row[:length])
                 for row, length in zip(test.src.tolist(), test.lengths.tolist())}

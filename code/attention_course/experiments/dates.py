@@ -75,7 +75,7 @@ def train_date_translator(steps: int = 400, batch_size: int = 128, score: str | 
                           steps, batch_size, lr, seed, callback, every, device)
 
 
-def train_date_transformer(steps: int = 700, batch_size: int = 64, d_model: int = 64, num_heads: int = 4,
+def train_date_transformer(steps: int = 800, batch_size: int = 64, d_model: int = 64, num_heads: int = 4,
                            num_layers: int = 2, d_ff: int = 128, lr: float = 1e-2, warmup: int = 50, seed: int = 0,
                            callback: Callable[[int, Transformer], bool] | None = None, every: int = 100,
                            device: torch.device | str | None = None, positions: str = "learned"):
