@@ -16,7 +16,8 @@ from torch import nn
 
 
 def reference_train_seq2seq(model, make_batch, steps, lr, clip, decay):
-    """The loop train_seq2seq had before it called fit (Adam, clipping, linear decay)."""
+    """The loop train_seq2seq had before it called fit (Adam, clipping, linear decay). Its Adam is torch's
+    default on the CPU, one tensor at a time; fit asks for foreach, which must give the same bits."""
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 1 - i / steps if decay else 1.0)
     loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)

@@ -14,7 +14,6 @@ from attention_course.experiments.copy_transformer import (
 )
 from attention_course.models.transformer import LearnedPositions, NoPositions, Transformer
 from attention_course.tasks.digits import DIGIT_VOCAB, digit_batch
-from attention_course.tokens import PAD
 from attention_course.train.loop import fit
 
 V = len(DIGIT_VOCAB)
@@ -156,28 +155,3 @@ def test_copy_experiment_reports_every_seed_on_the_same_test_strings():
     assert copy_accuracy(model, n=50) == copy_accuracy(model, n=50)       # a fixed test set
     with pytest.raises(ValueError, match="reserved"):
         train_copy_transformer(seed=COPY_TEST_SEED, steps=1)
-
-
-def test_fit_updates_bit_for_bit_as_adams_plain_loop(monkeypatch):
-    """``fit`` asks Adam for its foreach implementation (one call per kind of update over all the
-    parameters); it must change nothing but the speed: the same weights as torch's one-tensor-at-a-time
-    loop, to the last bit, through warm-up, decay and clipping."""
-    import attention_course.train.loop as loop
-
-    def trained(foreach):
-        plain = torch.optim.Adam
-        monkeypatch.setattr(loop.torch.optim, "Adam", lambda params, **kw: plain(params, **{**kw, "foreach": foreach}))
-        torch.manual_seed(0)
-        model, rng = _model(), np.random.default_rng(0)
-
-        def batch_loss():
-            b = digit_batch(rng, 16, 4, 6)
-            logits = model(b.src, b.lengths, b.decoder_input())
-            return torch.nn.functional.cross_entropy(logits.flatten(0, 1), b.target.flatten(), ignore_index=PAD)
-
-        fit(model, batch_loss, 20, lr=1e-2, clip=0.5, decay="linear", warmup=5)
-        monkeypatch.setattr(loop.torch.optim, "Adam", plain)
-        return [p.detach().clone() for p in model.parameters()]
-
-    for ours, plain in zip(trained(True), trained(False)):
-        assert torch.equal(ours, plain)
