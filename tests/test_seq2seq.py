@@ -16,7 +16,7 @@ from attention_course.experiments.length import (
 )
 from attention_course.models.seq2seq import Seq2Seq, StackedSeq2Seq, reverse_padded
 from attention_course.tasks.digits import DIGIT_VOCAB, decode_digits, digit_batch
-from attention_course.tokens import BOS, EOS, PAD
+from attention_course.tokens import BOS, EOS, PAD, pad_ids
 from attention_course.train.seq2seq import accuracy, train_seq2seq
 
 
@@ -27,6 +27,15 @@ def test_digit_batch_layout():
         assert (src[:n] >= 3).all() and (src[n:] == PAD).all()
         assert torch.equal(tgt[:n], src[:n]) and tgt[n] == EOS and (tgt[n + 1:] == PAD).all()
     assert (b.decoder_input()[:, 0] == BOS).all()
+
+
+def test_pad_ids_pads_every_row_to_the_longest():
+    ids, lengths = pad_ids([[5, 6, 7], [8], [9, 10]])
+    assert ids.tolist() == [[5, 6, 7], [8, PAD, PAD], [9, 10, PAD]]
+    assert lengths.tolist() == [3, 1, 2]
+    assert ids.dtype == lengths.dtype == torch.int64
+    empty, zero = pad_ids([[], []])                          # rows with no ids: width 0
+    assert empty.shape == (2, 0) and zero.tolist() == [0, 0]
 
 
 def test_decode_digits_stops_at_eos():

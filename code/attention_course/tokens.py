@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-__all__ = ["PAD", "BOS", "EOS", "SPECIALS", "Batch", "decode_ids"]
+__all__ = ["PAD", "BOS", "EOS", "SPECIALS", "Batch", "pad_ids", "decode_ids"]
 
 PAD, BOS, EOS = 0, 1, 2
 SPECIALS = ["<pad>", "<bos>", "<eos>"]
@@ -30,6 +30,16 @@ class Batch(NamedTuple):
     def to(self, device: torch.device | str | None) -> Batch:
         """The same batch on ``device`` (no copy for tensors already there)."""
         return Batch(*(t.to(device) for t in self))
+
+
+def pad_ids(rows, device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of token ids (lists of ints, of any lengths) -> ``(ids (B, S), lengths (B,))``: one row per
+    list, ``PAD`` after its end, ``S`` the longest length; both int64, on ``device`` (default the CPU)."""
+    lengths = np.array([len(r) for r in rows], dtype=np.int64)
+    ids = np.full((len(rows), int(lengths.max(initial=0))), PAD, dtype=np.int64)
+    for out, r in zip(ids, rows):                   # numpy fills a row from a list in one call
+        out[:len(r)] = r
+    return torch.from_numpy(ids).to(device), torch.from_numpy(lengths).to(device)
 
 
 def decode_ids(ids, vocab: list[str]) -> str:

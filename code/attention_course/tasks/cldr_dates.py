@@ -44,7 +44,7 @@ from babel import Locale
 from babel.core import get_global
 from babel.dates import get_date_format
 
-from ..tokens import EOS, PAD, SPECIALS, Batch, decode_ids
+from ..tokens import EOS, SPECIALS, Batch, decode_ids, pad_ids
 from ..validate import check_choice, positive_int
 from .dates import SPLITS, TEST_DAYS, TRAIN_DAYS
 from .dates import TARGET_VOCAB as ISO_VOCAB
@@ -136,12 +136,7 @@ def _encode(texts, ids: dict[str, int], max_len: int, what: str, device, end: bo
             raise ValueError(f"{what}: cannot translate an empty (or blank) text")
         if len(t) > max_len:
             raise ValueError(f"text of {len(t)} characters is longer than the maximum {max_len}: {t!r}")
-    device = torch.device("cpu") if device is None else device
-    lengths = torch.tensor([len(t) + end for t in texts], device=device)
-    out = torch.full((len(texts), int(lengths.max())), PAD, dtype=torch.long, device=device)
-    for row, t in enumerate(texts):
-        out[row, :len(t) + end] = torch.tensor([ids[ch] for ch in t] + [EOS] * end, device=device)
-    return out, lengths
+    return pad_ids([[ids[ch] for ch in t] + [EOS] * end for t in texts], device)
 
 
 def encode_sources(texts: list[str], device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:

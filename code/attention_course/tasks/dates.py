@@ -29,7 +29,7 @@ import string
 import numpy as np
 import torch
 
-from ..tokens import EOS, PAD, Batch, decode_ids
+from ..tokens import EOS, Batch, decode_ids, pad_ids
 from ..validate import check_choice, positive_int
 
 __all__ = ["SOURCE_VOCAB", "TARGET_VOCAB", "MAX_SOURCE_LEN", "TARGET_LEN", "random_dates", "format_date",
@@ -128,12 +128,7 @@ def encode_sources(texts: list[str], device: torch.device | str | None = None) -
             raise ValueError("cannot translate an empty (or blank) text")
         if len(t) > MAX_SOURCE_LEN:
             raise ValueError(f"text of {len(t)} characters is longer than MAX_SOURCE_LEN={MAX_SOURCE_LEN}: {t!r}")
-    device = torch.device("cpu") if device is None else device
-    lengths = torch.tensor([len(t) for t in texts], device=device)
-    src = torch.full((len(texts), int(lengths.max())), PAD, dtype=torch.long, device=device)
-    for row, t in enumerate(texts):
-        src[row, :len(t)] = torch.tensor([_SOURCE_ID[ch] for ch in t], device=device)
-    return src, lengths
+    return pad_ids([[_SOURCE_ID[ch] for ch in t] for t in texts], device)
 
 
 def decode_target(ids) -> str:

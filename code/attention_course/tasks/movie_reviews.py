@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from ..tokens import pad_ids
 from ..validate import positive_int
 
 __all__ = ["DATA_FILE", "ReviewSet", "RottenTomatoes", "tokenize", "read_snippets", "rotten_tomatoes"]
@@ -112,11 +113,7 @@ def read_snippets(path: str | Path | None = None) -> list[tuple[str, str, int]]:
 
 
 def _encode(texts: list[list[str]], word_id: dict[str, int]) -> tuple[torch.Tensor, torch.Tensor]:
-    T = max(len(t) for t in texts)
-    tokens = torch.zeros(len(texts), T, dtype=torch.long)
-    for row, words in enumerate(texts):
-        tokens[row, :len(words)] = torch.tensor([word_id.get(w, 1) for w in words])
-    return tokens, torch.tensor([len(t) for t in texts])
+    return pad_ids([[word_id.get(w, 1) for w in words] for words in texts])
 
 
 def rotten_tomatoes(test_fraction: float = 0.2, split_seed: int = 0, min_count: int = 2,
