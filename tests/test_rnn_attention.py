@@ -38,6 +38,31 @@ def test_scores_shapes_and_definitions():
 
 
 @pytest.mark.parametrize("score", ["dot", "general", "additive"])
+def test_score_is_compare_of_projected_keys(score):
+    """forward(q, k) = compare(q, project_keys(k)), bit for bit, and the projection ignores the query."""
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(2)
+    q, k = torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g)
+    s = make_score(score, 4)
+    projected = s.project_keys(k)
+    assert torch.equal(s(q, k), s.compare(q, projected))
+    assert torch.equal(s.compare(q[:, :1], projected), s(q[:, :1], k))     # one query at a time: same scores
+
+
+@pytest.mark.parametrize("decoder, options", [("bahdanau", {}), ("luong", {"input_feeding": True, "attentional": True}),
+                                              ("luong", {})])
+def test_decoders_project_the_keys_once_per_source(decoder, options):
+    """The keys' projection (U_a h_j in Bahdanau et al.) is computed once per forward, not once per step."""
+    torch.manual_seed(0)
+    model = AttentionSeq2Seq(len(DIGIT_VOCAB), len(DIGIT_VOCAB), 8, 16, score="additive", decoder=decoder, **options)
+    b = digit_batch(np.random.default_rng(0), 4, 2, 7)
+    calls = []
+    model.decoder.score.W_k.register_forward_hook(lambda *args: calls.append(1))
+    model(b.src, b.lengths, b.decoder_input())                              # 8 output steps
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("score", ["dot", "general", "additive"])
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_attention_seq2seq_shapes_and_padding(score, bidirectional):
     torch.manual_seed(0)

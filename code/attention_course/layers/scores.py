@@ -11,28 +11,46 @@ from torch import nn
 
 from ..validate import check_choice
 
-__all__ = ["DotScore", "GeneralScore", "AdditiveScore", "make_score"]
+__all__ = ["Score", "DotScore", "GeneralScore", "AdditiveScore", "make_score"]
 
 
-class DotScore(nn.Module):
-    """s(q, k) = q . k. ``forward(query (B, T, H), keys (B, S, H)) -> (B, T, S)``."""
+class Score(nn.Module):
+    """``forward(query (B, T, H), keys (B, S, H)) = compare(query, project_keys(keys))``.
+
+    ``project_keys`` is the part of a score that depends on the keys alone; it is the same for every
+    query, so a decoder that asks one query per step computes it once per source and calls
+    ``compare`` at each step (Bahdanau et al. 2015, Appendix A.1.2: "U_a h_j can be pre-computed").
+    """
+
+    def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
+        return keys                                                     # (B, S, H): nothing to precompute
+
+    def compare(self, query: torch.Tensor, projected: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
 
     def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return query @ keys.transpose(-2, -1)
+        return self.compare(query, self.project_keys(keys))
 
 
-class GeneralScore(nn.Module):
-    """s(q, k) = q^T W k, a learned bilinear form (Luong et al. 2015, "general")."""
+class DotScore(Score):
+    """s(q, k) = q . k. ``forward(query (B, T, H), keys (B, S, H)) -> (B, T, S)``."""
+
+    def compare(self, query: torch.Tensor, projected: torch.Tensor) -> torch.Tensor:
+        return query @ projected.transpose(-2, -1)                      # (B, T, S)
+
+
+class GeneralScore(DotScore):
+    """s(q, k) = q^T W k, a learned bilinear form (Luong et al. 2015, "general"): the dot score of q and W k."""
 
     def __init__(self, hidden_dim: int):
         super().__init__()
         self.W = nn.Linear(hidden_dim, hidden_dim, bias=False)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        return query @ self.W(keys).transpose(-2, -1)
+    def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
+        return self.W(keys)                                             # (B, S, H)
 
 
-class AdditiveScore(nn.Module):
+class AdditiveScore(Score):
     """s(q, k) = v^T tanh(W_q q + W_k k), a one-hidden-layer network (Bahdanau et al. 2015)."""
 
     def __init__(self, hidden_dim: int, attn_dim: int | None = None):
@@ -42,9 +60,12 @@ class AdditiveScore(nn.Module):
         self.W_k = nn.Linear(hidden_dim, attn_dim)
         self.v = nn.Linear(attn_dim, 1, bias=False)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        hidden = torch.tanh(self.W_q(query)[:, :, None, :] + self.W_k(keys)[:, None, :, :])  # (B, T, S, A)
-        return self.v(hidden).squeeze(-1)                                                  # (B, T, S)
+    def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
+        return self.W_k(keys)                                           # (B, S, A)
+
+    def compare(self, query: torch.Tensor, projected: torch.Tensor) -> torch.Tensor:
+        hidden = torch.tanh(self.W_q(query)[:, :, None, :] + projected[:, None, :, :])   # (B, T, S, A)
+        return self.v(hidden).squeeze(-1)                                                # (B, T, S)
 
 
 _SCORES = {"dot": DotScore, "general": GeneralScore, "additive": AdditiveScore}

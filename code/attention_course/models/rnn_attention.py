@@ -76,9 +76,10 @@ class LuongDecoder(nn.Module):
         """The encoder's final state, and with input feeding h~_0 = 0 (1, B, H) beside it."""
         return (encoder_state, hs.new_zeros(1, *hs.shape[::2])) if self.input_feeding else encoder_state
 
-    def attend(self, h: torch.Tensor, hs: torch.Tensor, src_mask: torch.Tensor):
-        """Queries h (B, T, H) -> (the output layer's input (B, T, H or 2H), weights (B, T, S))."""
-        weights = masked_softmax(self.score(h, hs), src_mask)             # (B, T, S)
+    def attend(self, h: torch.Tensor, hs: torch.Tensor, keys: torch.Tensor, src_mask: torch.Tensor):
+        """Queries h (B, T, H) -> (the output layer's input (B, T, H or 2H), weights (B, T, S)).
+        ``keys = self.score.project_keys(hs)``, computed once per source."""
+        weights = masked_softmax(self.score.compare(h, keys), src_mask)   # (B, T, S)
         context = weighted_sum(weights, hs, src_mask)                     # (B, T, H) = weights @ hs
         ch = torch.cat([context, h], dim=-1)                              # (B, T, 2H)
         return (torch.tanh(self.W_c(ch)) if self.attentional else ch), weights   # h~ (B, T, H)
@@ -86,15 +87,16 @@ class LuongDecoder(nn.Module):
     def forward(self, tgt_in: torch.Tensor, state, hs: torch.Tensor, src_mask: torch.Tensor):
         """tgt_in (B, T), hs (B, S, H), src_mask (B, 1, S) -> logits (B, T, V), state, weights (B, T, S)."""
         y = self.embed(tgt_in)                                            # (B, T, E)
+        keys = self.score.project_keys(hs)                                # (B, S, .) the same for every query
         if not self.input_feeding:
             h, state = self.rnn(y, state)                                 # (B, T, H) all queries at once
-            h_tilde, weights = self.attend(h, hs, src_mask)
+            h_tilde, weights = self.attend(h, hs, keys, src_mask)
             return self.out(h_tilde), state, weights
         state, h_tilde = state                                            # h~_{t-1} (1, B, H)
         outs, all_weights = [], []
         for t in range(y.shape[1]):                                       # h~_{t-1} feeds step t
             h, state = self.rnn(torch.cat([y[:, t:t + 1], h_tilde.transpose(0, 1)], -1), state)  # (B, 1, H)
-            h_t, weights = self.attend(h, hs, src_mask)                   # (B, 1, H), (B, 1, S)
+            h_t, weights = self.attend(h, hs, keys, src_mask)             # (B, 1, H), (B, 1, S)
             h_tilde = h_t.transpose(0, 1)
             outs.append(h_t)
             all_weights.append(weights)
@@ -124,10 +126,11 @@ class BahdanauDecoder(nn.Module):
     def forward(self, tgt_in: torch.Tensor, state, hs: torch.Tensor, src_mask: torch.Tensor):
         """tgt_in (B, T), hs (B, S, H), src_mask (B, 1, S) -> logits (B, T, V), state, weights (B, T, S)."""
         y = self.embed(tgt_in)                                            # (B, T, E)
+        keys = self.score.project_keys(hs)                                # (B, S, A) U_a h_j, once per source
         outs, all_weights = [], []
         for t in range(y.shape[1]):                                       # s_{t-1} asks, so one step at a time
             query = _top(state)[:, None]                                  # (B, 1, H) s_{t-1}
-            weights = masked_softmax(self.score(query, hs), src_mask)     # (B, 1, S)
+            weights = masked_softmax(self.score.compare(query, keys), src_mask)   # (B, 1, S)
             context = weighted_sum(weights, hs, src_mask)                 # (B, 1, H) c_t
             s, state = self.rnn(torch.cat([y[:, t:t + 1], context], -1), state)   # (B, 1, H) s_t
             outs.append(torch.cat([s, context, y[:, t:t + 1]], -1))      # (B, 1, 2H + E)
