@@ -529,13 +529,16 @@ def _measured_shapes() -> dict[str, tuple[int, tuple[int, ...]]]:
     found: dict[str, tuple[int, tuple[int, ...]]] = {}
     decoder = BahdanauDecoder(vocab_size=10, embed_dim=8, hidden_dim=H)
     calls: list = []
-    hook = decoder.score.register_forward_hook(lambda module, args, out: calls.append(tuple(out.shape)))
-    try:
-        with torch.no_grad():
-            hs = torch.randn(B, S, H)
-            decoder(torch.randint(1, 10, (B, T)), torch.zeros(1, B, H), hs, torch.ones(B, 1, S, dtype=torch.bool))
-    finally:
-        hook.remove()
+    compare = decoder.score.compare                        # scores the queries of one step against the keys
+
+    def counted_compare(query, projected):
+        scores = compare(query, projected)
+        calls.append(tuple(scores.shape))
+        return scores
+
+    with mock.patch.object(decoder.score, "compare", counted_compare), torch.no_grad():
+        hs = torch.randn(B, S, H)
+        decoder(torch.randint(1, 10, (B, T)), torch.zeros(1, B, H), hs, torch.ones(B, 1, S, dtype=torch.bool))
     found["seq2seq"] = (len(calls), calls[0])
     x, memory = torch.randn(B, T, H), torch.randn(B, S, H)
     for kind, run in (("self-attention", lambda: sa_module.SelfAttention(H)(x)),
