@@ -71,7 +71,7 @@ class AdditiveScore(Score):
 _SCORES = {"dot": DotScore, "general": GeneralScore, "additive": AdditiveScore}
 
 
-def make_score(name: str, hidden_dim: int) -> nn.Module:
+def make_score(name: str, hidden_dim: int) -> Score:
     """One of ``"dot"``, ``"general"``, ``"additive"``."""
     check_choice("score", name, _SCORES)
     return DotScore() if name == "dot" else _SCORES[name](hidden_dim)

@@ -506,10 +506,12 @@ SHAPES_SETTING = {"batch": 2, "T_in": 11, "T_out": 7, "hidden": 16}
 SHAPE_KINDS = ("seq2seq", "self-attention", "cross-attention")
 
 
-def _counting(fn, record: list):
+def _counting(fn, record: list, scores=lambda out: out[1]):
+    """``fn``, recording the shape of ``scores(its output)`` at every call (default: the weights of an
+    attention function's ``(output, weights)``)."""
     def counted(*args, **kwargs):
         out = fn(*args, **kwargs)
-        record.append(tuple(out[1].shape))                 # the weights' shape, one entry per call
+        record.append(tuple(scores(out).shape))            # one entry per call
         return out
     return counted
 
@@ -529,14 +531,8 @@ def _measured_shapes() -> dict[str, tuple[int, tuple[int, ...]]]:
     found: dict[str, tuple[int, tuple[int, ...]]] = {}
     decoder = BahdanauDecoder(vocab_size=10, embed_dim=8, hidden_dim=H)
     calls: list = []
-    compare = decoder.score.compare                        # scores the queries of one step against the keys
-
-    def counted_compare(query, projected):
-        scores = compare(query, projected)
-        calls.append(tuple(scores.shape))
-        return scores
-
-    with mock.patch.object(decoder.score, "compare", counted_compare), torch.no_grad():
+    counted = _counting(decoder.score.compare, calls, scores=lambda out: out)    # one step's scores per call
+    with mock.patch.object(decoder.score, "compare", counted), torch.no_grad():
         hs = torch.randn(B, S, H)
         decoder(torch.randint(1, 10, (B, T)), torch.zeros(1, B, H), hs, torch.ones(B, 1, S, dtype=torch.bool))
     found["seq2seq"] = (len(calls), calls[0])
