@@ -39,7 +39,7 @@ def test_scores_shapes_and_definitions():
 
 @pytest.mark.parametrize("score", ["dot", "general", "additive"])
 def test_score_is_compare_of_projected_keys(score):
-    """forward(q, k) = compare(q, project_keys(k)), bit for bit, and the projection ignores the query."""
+    """forward(q, k) = compare(q, project_keys(k)), bit for bit, also for one query at a time (a decoder step)."""
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(2)
     q, k = torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g)
