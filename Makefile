@@ -25,7 +25,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 
 JB_FLAGS := -n -W --keep-going --all --builder html
 
-.PHONY: help book test lint unit nbval nbval-portable build-book browser execute bench student slides coursemap lab clean distclean
+.PHONY: help book test lint unit nbval nbval-portable build-book browser execute bench student slides coursemap diagrams lab clean distclean
 
 help:
 	@echo "make book       build the website into $(BUILD)/html (creates $(VENV) on first use)"
@@ -37,6 +37,7 @@ help:
 	@echo "make student    write the student edition (solutions removed) into $(BUILD)/student"
 	@echo "make slides     build each chapter's slide deck (offline reveal.js, notes on s) in $(BUILD)/slides"
 	@echo "make coursemap  rewrite book/course_map.md from the chapters' metadata"
+	@echo "make diagrams   redraw the diagrams (code/coursekit/diagrams) into book/diagrams/*.svg"
 	@echo "make clean      remove $(BUILD)/ (keeps $(VENV)/); make distclean also removes $(VENV)/"
 
 # (Re)install the pinned environment whenever a pin or the package metadata changes.
@@ -56,6 +57,7 @@ build-book: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check code tests chapters book/_ext
 	$(BIN)/python -m coursekit.coursemap --check
+	$(BIN)/python -m coursekit.diagrams --check
 
 unit: $(STAMP)
 	$(BIN)/pytest tests --ignore-glob='tests/test_browser*.py'
@@ -103,6 +105,9 @@ slides: $(STAMP)
 
 coursemap: $(STAMP)
 	$(BIN)/python -m coursekit.coursemap --chapters chapters --out book/course_map.md
+
+diagrams: $(STAMP)
+	$(BIN)/python -m coursekit.diagrams
 
 # JupyterLab from the pinned environment, on this machine only and offline (no news feed, no
 # extension downloads); LAB_FLAGS adds options (for example LAB_FLAGS="--no-browser --ServerApp.port=8899").

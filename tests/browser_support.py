@@ -125,6 +125,23 @@ class Watch:
         return out
 
 
+# Pages Sphinx generates that are not content: checked through the links that point at them.
+SKIP_PAGES = {"genindex.html", "py-modindex.html", "search.html"}
+
+
+def content_pages(site: Path = SITE) -> list[str]:
+    """Every content page of a built site, as paths relative to it (``chapters/01_x.html``)."""
+    if not site.is_dir():
+        return []
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site).as_posix()
+        if rel.startswith(("_sources/", "_static/", "_images/")) or rel in SKIP_PAGES:
+            continue
+        pages.append(rel)
+    return pages
+
+
 def screenshot(target, name: str) -> Path:
     """Save a screenshot of a page (all of it) or of one element (a locator) to _build/screenshots/."""
     SHOTS.mkdir(parents=True, exist_ok=True)

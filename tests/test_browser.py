@@ -18,27 +18,11 @@ import urllib.request
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from browser_support import SITE, Watch, require_browser, screenshot, serve
-
-# Pages Sphinx generates that are not content: checked through the links that point at them.
-SKIP_PAGES = {"genindex.html", "py-modindex.html", "search.html"}
+from browser_support import SITE, Watch, content_pages, require_browser, screenshot, serve
 
 sync_playwright = require_browser()
 
-
-def _pages() -> list[str]:
-    if not SITE.is_dir():
-        return []
-    pages = []
-    for path in sorted(SITE.rglob("*.html")):
-        rel = path.relative_to(SITE).as_posix()
-        if rel.startswith(("_sources/", "_static/", "_images/")) or rel in SKIP_PAGES:
-            continue
-        pages.append(rel)
-    return pages
-
-
-PAGES = _pages()
+PAGES = content_pages(SITE)
 
 
 # --------------------------------------------------------------------------- fixtures

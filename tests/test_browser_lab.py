@@ -1,6 +1,7 @@
 """`make lab` opens the chapters in a real JupyterLab: start it headless on 127.0.0.1 through the
 Makefile, open Chapter 1 in Chromium, see the notebook render with its prose and stored outputs,
-and let its kernel start; then stop the server."""
+its bookkeeping cells collapsed as on the site and its diagrams loaded, and let its kernel start;
+then stop the server."""
 
 from __future__ import annotations
 
@@ -17,6 +18,14 @@ from browser_support import ROOT, SHOTS, Watch, chromium, require_browser
 
 sync_playwright = require_browser()
 CHAPTER = "chapters/01_seq2seq_bottleneck.ipynb"
+
+
+def hidden_cells(path) -> list[bool]:
+    """For each cell of the notebook: is its input hidden (jupyter.source_hidden)?"""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    return [bool(c.metadata.get("jupyter", {}).get("source_hidden")) for c in nb.cells]
 
 
 def free_port() -> int:
@@ -88,5 +97,21 @@ def test_make_lab_opens_a_chapter(lab):
         finally:
             page.screenshot(path=str(SHOTS / "lab-chapter-01.png"))
         assert "Python 3" in page.locator("#jp-main-statusbar").inner_text()
+        # The lesson's bookkeeping cells are collapsed here as on the site, and only those: their
+        # input shows as JupyterLab's placeholder (cell metadata jupyter.source_hidden).
+        hidden = hidden_cells(ROOT / CHAPTER)
+        page.wait_for_function("document.querySelectorAll('.jp-NotebookPanel .jp-Cell').length >= 10",
+                               timeout=60_000)
+        rendered = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-NotebookPanel .jp-Cell'))
+            .map((cell, i) => ({index: Number(cell.dataset.windowedListIndex ?? i),
+                                collapsed: cell.querySelector(".jp-InputPlaceholder") !== null}))""")
+        assert len(rendered) >= 10, f"only {len(rendered)} cells rendered"
+        wrong = [r["index"] for r in rendered if r["collapsed"] != hidden[r["index"]]]
+        assert not wrong, f"cells whose input JupyterLab collapses, or not, against their metadata: {wrong}"
+        assert any(hidden[r["index"]] for r in rendered), "no hidden cell was among those rendered"
+        # The diagrams load from the repository (book/diagrams), as on the site.
+        # (JupyterLab renders and re-renders cells as they scroll: ask the page, never hold an element.)
+        page.wait_for_function("""() => Array.from(document.querySelectorAll("img[src*='ch01_encoder_decoder']"))
+                                          .some(img => img.complete && img.naturalWidth > 0)""", timeout=30_000)
         assert not watch.blocked, f"JupyterLab tried to reach the network: {watch.blocked}"
         page.close()

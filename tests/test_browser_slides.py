@@ -1,4 +1,4 @@
-"""Every chapter's slide deck in headless Chromium, slide by slide, with the network cut off.
+"""Every lesson's slide deck in headless Chromium, slide by slide, with the network cut off.
 
 The decks are built here, from the chapters as they are, into _build/slides/ (the folder
 ``make slides`` writes), so the test never looks at stale decks. Each deck is served on
@@ -7,7 +7,7 @@ every slide and fails on:
 
 * text that overflows: a slide whose content is taller or wider than the slide (the deck's
   1280 x 720 viewport, which reveal.js scales to the window);
-* a missing image: an ``<img>`` that did not load (``naturalWidth`` 0);
+* a missing image: an ``<img>`` that did not load (``naturalWidth`` 0), figures and SVG diagrams alike;
 * a console error, an uncaught exception, a failed or an off-machine request;
 * raw TeX left on a slide (MathJax did not typeset it) or a slide without speaker notes.
 
@@ -16,6 +16,7 @@ A screenshot of each slide lands in _build/slides/screenshots/<deck>/<n>.png (n 
 
 from __future__ import annotations
 
+import base64
 import shutil
 
 import pytest
@@ -23,11 +24,12 @@ from browser_support import ROOT, Watch, require_browser, serve
 
 sync_playwright = require_browser()
 
-from coursekit.slides import HEIGHT, WIDTH, Slide, render_deck, write_slides  # noqa: E402
+from coursekit.lessons import lesson_notebooks  # noqa: E402
+from coursekit.slides import HEIGHT, WIDTH, Slide, _copy_assets, render_deck, write_slides  # noqa: E402
 
 OUT = ROOT / "_build" / "slides"
 SHOTS = OUT / "screenshots"
-CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = lesson_notebooks(ROOT / "chapters")           # a deck per lesson; evidence notebooks have none
 
 _MEASURE = """() => {
   const slide = Reveal.getCurrentSlide();
@@ -43,12 +45,19 @@ _MEASURE = """() => {
 
 
 @pytest.fixture(scope="module")
-def decks():
+def served():
+    """_build/slides/ with the local reveal.js and MathJax, served; the decks are written by ``decks``."""
     if SHOTS.exists():
         shutil.rmtree(SHOTS)
-    write_slides(ROOT / "chapters", OUT, ROOT / "book" / "references.bib")
+    _copy_assets(OUT)
     with serve(OUT) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def decks(served):
+    write_slides(ROOT / "chapters", OUT, ROOT / "book" / "references.bib")
+    return served
 
 
 def step_through(page, url: str, shots) -> tuple[int, list[str]]:
@@ -103,20 +112,28 @@ def test_every_slide_fits_loads_and_has_notes(chapter, decks, page):
     assert not problems, "\n".join(problems)
 
 
-def test_the_checks_catch_overflow_a_missing_image_and_missing_notes(decks, page, tmp_path):
-    """The detector itself: a deck with a slide too tall, a broken image and no notes is flagged."""
+def test_the_checks_catch_overflow_a_missing_image_and_missing_notes(served, page, tmp_path):
+    """The detector itself: a deck with a slide too tall, a broken image and no notes is flagged; a
+    slide with an embedded SVG diagram is not."""
+    svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg" width="640" height="240">'
+                           b'<rect width="640" height="240" fill="#eee"/><text x="20" y="60" font-size="20">box'
+                           b'</text></svg>').decode()
     slides = [Slide(title="Title", cells=[]),
               Slide(title="Too tall", cells=[], blocks=[("<p>line</p>" * 40, False)], notes=["n"]),
               Slide(title="Broken", cells=[], blocks=[('<img alt="gone" src="missing.png">', False)],
                     notes=["n"]),
-              Slide(title="Silent", cells=[], blocks=[("<p>short</p>", False)])]
+              Slide(title="Silent", cells=[], blocks=[("<p>short</p>", False)]),
+              Slide(title="Drawn", cells=[], blocks=[(f'<img class="figure diagram tall" alt="a box" width="1180" '
+                                                      f'height="442" src="data:image/svg+xml;base64,{svg}">', False)],
+                    notes=["n"])]
     (OUT / "_selftest.slides.html").write_text(render_deck(slides, "self test"), encoding="utf-8")
     try:
-        total, problems = step_through(page, decks + "_selftest.slides.html", tmp_path)
+        total, problems = step_through(page, served + "_selftest.slides.html", tmp_path)
     finally:
         (OUT / "_selftest.slides.html").unlink()
-    assert total == 4
+    assert total == 5
     text = "\n".join(problems)
+    assert "slide 5" not in text, text                     # an embedded SVG diagram loads and fits
     assert "slide 2 ('Too tall')" in text and "overflows" in text, text
     assert "slide 3 ('Broken'): image(s) did not load: ['gone']" in text, text
     assert "slide 4 ('Silent'): no speaker notes" in text, text

@@ -341,6 +341,9 @@ def test_transformer_views_layers_heads_and_twins(browser, test_page_url):
         s = _state(page, 0)
         assert s["k"][0] == "1.00" and s["k"][1:] == ["0.00"] * 4 and len(s["on"]) == 1, \
             f"the first decoder position should see only itself: {s['k']}"
+        # Positions count from 0, as in Python (and in the chapters' exercises that ask for an index).
+        readout = "query \u201c<s>\u201d at index 0 of 0\u20134 attends most to \u201c<s>\u201d at 0 (1.00)"
+        assert readout in s["readout"], f"the read-out should number positions from 0: {s['readout']!r}"
         screenshot(page, "viz_test_page")
         assert not watch.problems(), "test page:\n  " + "\n  ".join(watch.problems())
     finally:

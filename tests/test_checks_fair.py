@@ -1,16 +1,26 @@
-"""Every exercise self-check is fair to every correct answer and hard to fool (issue 15, items 1-3).
+"""Every exercise self-check is fair to every correct answer and hard to fool (issue 15, items 1-3;
+issue 37, item 5).
 
 Each checker gets the reference solution in four forms, computed in float32, computed in float64,
 returned as a numpy array and returned as nested lists, and must accept all of them; it gets at
 least two named wrong answers and must reject each with its diagnosis; and a student function
 that raises becomes a ``CheckFailed`` that quotes the student's own line, never a crash.
+
+"Every checker" is every ``check_*`` function of ``attention_course.teaching``, wherever it lives
+(the chapters' checks and the debug-this-attention checks): they are found by walking the package,
+and each must sit in one of the tables below, or the test of coverage fails.
 """
 
+import importlib
+import inspect
 import math
+import pkgutil
 
+import attention_course.teaching as teaching
 import numpy as np
 import pytest
 import torch
+from attention_course import scaled_dot_product_attention
 from attention_course.layers.attention import causal_mask, padding_mask
 from attention_course.models.seq2seq import reverse_padded
 from attention_course.tasks.series import seasonal_naive
@@ -25,11 +35,16 @@ from attention_course.teaching.checks.attention_rnn import (
     EXERCISE_QUERY,
     check_additive_scores,
     check_context_vector,
+    check_later_input,
     check_temperature,
 )
 from attention_course.teaching.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
+from attention_course.teaching.checks.bottleneck import check_last_state
 from attention_course.teaching.checks.cca import (
+    check_blind_spot,
     check_canonical_correlations,
+    check_competition,
+    check_correlation_score,
     check_pmi_cross_matrix,
     check_principal_angles,
 )
@@ -39,6 +54,8 @@ from attention_course.teaching.checks.explanation import (
     check_precision_at_k,
 )
 from attention_course.teaching.checks.multihead import (
+    KV_SETUP,
+    check_kv_cache_prediction,
     check_merge_detector,
     check_positions,
     check_split_heads,
@@ -48,18 +65,43 @@ from attention_course.teaching.checks.multihead import (
 )
 from attention_course.teaching.checks.self_attention import (
     check_decoder_mask,
+    check_doubling,
     check_leak_detector,
     check_masked_softmax,
+    check_next_entry,
+    check_row_bug_case,
     check_score_scale,
+    check_sharp_lookup,
     check_top_weight,
+)
+from attention_course.teaching.debugging import (
+    attention_missing_scale,
+    attention_neg_inf_mask,
+    attention_softmax_wrong_axis,
+    check_attention,
+    check_heads,
+    check_key_padding_mask,
+    key_padding_mask,
+    key_padding_mask_wrong_axis,
+    merge_heads,
+    merge_heads_permute_first,
+    split_heads,
+    split_heads_permute_first,
 )
 from attention_course.tokens import EOS, PAD
 from attention_course.train.seq2seq import accuracy
-from test_checks_attention_rnn import reference_additive
+from test_checks_attention_rnn import later_rule, reference_additive
 from test_checks_beyond import reference_offset_scores, reference_soft_max
-from test_checks_cca import reference_angles, reference_cca, reference_pmi
+from test_checks_bottleneck import last_real_state
+from test_checks_cca import _correlation_score, _product, reference_angles, reference_cca, reference_pmi
 from test_checks_explanation import reference_jsd, reference_one_token, reference_precision
-from test_checks_self_attention import reference_masked_softmax, reference_top_weight
+from test_checks_multihead import _reference_three_lookup
+from test_checks_self_attention import (
+    NEXT_ENTRY_W_Q,
+    reference_masked_softmax,
+    reference_row_case,
+    reference_top_weight,
+)
 
 # --- the four forms of an answer -----------------------------------------------------------------
 
@@ -76,19 +118,38 @@ def _numpy(x):
     return x.detach().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
 
+def _form(take, give):
+    """A student who turns each input into ``take(input)``, and each result into ``give(result)``: each part
+    of a result that is a tuple, as the pair (output, weights); a result that is a function (a score
+    function) is that student's too."""
+    def form(fn):
+        def student(*args):
+            result = fn(*(take(a) for a in args))
+            parts = result if isinstance(result, tuple) else (result,)
+            parts = tuple(form(p) if callable(p) else give(p) for p in parts)
+            return parts if isinstance(result, tuple) else parts[0]
+        return student
+    return form
+
+
 def computed_in(dtype):
     """The student converts every floating-point input to ``dtype`` and computes there."""
-    def form(fn):
-        return lambda *args: _cast(fn(*(_cast(a, dtype) for a in args)), dtype)
-    return form
+    return _form(lambda a: _cast(a, dtype), lambda y: _cast(y, dtype))
 
 
 FORMS = {
     "float32": computed_in(torch.float32),
     "float64": computed_in(torch.float64),
-    "numpy": lambda fn: lambda *args: _numpy(fn(*args)),
-    "list": lambda fn: lambda *args: _numpy(fn(*args)).tolist(),
+    "numpy": _form(lambda a: a, _numpy),
+    "list": _form(lambda a: a, lambda y: _numpy(y).tolist()),
 }
+
+
+def _answer(form, answer) -> tuple:
+    """The arguments of a checker for ``answer``, a function or a tuple of a checker's arguments (as
+    (split, merge) or (rule, accuracy)): each function in ``form``, any other argument as it is."""
+    return tuple(FORMS[form](a) if callable(a) else a for a in (answer if isinstance(answer, tuple) else (answer,)))
+
 
 # --- reference solutions, written for any float dtype ----------------------------------------------
 # Those the per-chapter checker tests already define are imported from there; the rest are here.
@@ -201,6 +262,34 @@ FUNCTION_CHECKS = {
     "seasonal_naive": (check_seasonal_naive, seasonal_naive, {
         "naive": (lambda h, p, H: h[:, -1:].repeat(1, H), "naive forecast"),
         "off by one": (lambda h, p, H: seasonal_naive(h[:, :-1], p, H), "off by one")}),
+    "last_state": (check_last_state, last_real_state, {
+        "first state": (lambda hs, l: hs[:, 0][None], "FIRST token"),
+        "last position": (lambda hs, l: hs[:, -1][None], "last POSITION")}),
+    "later_input": (check_later_input, (later_rule, 0.75), {
+        "early digits": ((lambda d: d[:, 0] > d[:, 1], 0.5), "already decide your label"),
+        "accuracy too low": ((later_rule, 0.5), "can do better than that")}),
+    "correlation_score": (check_correlation_score, _correlation_score, {
+        "not centred": (lambda X, Y, a, b: _correlation_score(X, Y, a, b, centre=False), "did not centre"),
+        "covariance": (lambda X, Y, a, b: _correlation_score(X, Y, a, b, scale="none"), "covariance")}),
+    "blind_spot": (check_blind_spot, _product, {
+        "linear": (lambda rng, n: (lambda x: (x, 2 * x + rng.standard_normal((n, 2))))(rng.standard_normal((n, 2))),
+                   "CCA sees this relation"),
+        "noise": (lambda rng, n: (rng.standard_normal((n, 2)), rng.standard_normal((n, 2))),
+                  "neither does anything else")}),
+    "three_lookup": (check_three_lookup, _reference_three_lookup, {
+        "fixed positions": (lambda rng, n: _reference_three_lookup(rng, n, fixed=True), "not placed at random"),
+        "one item marked twice": (lambda rng, n: _reference_three_lookup(rng, n, same_mark=True), "exactly one item")}),
+    # The debug-this-attention checks (teaching/debugging.py)
+    "attention": (check_attention, scaled_dot_product_attention, {
+        "softmax over the queries": (attention_softmax_wrong_axis, "softmax over the wrong axis"),
+        "no scale": (attention_missing_scale, "missing 1/sqrt"),
+        "-inf mask": (attention_neg_inf_mask, "masking with -inf")}),
+    "heads": (check_heads, (split_heads, merge_heads), {
+        "permute first": ((split_heads_permute_first, merge_heads), "permute before reshape"),
+        "matched pair": ((split_heads_permute_first, merge_heads_permute_first), "the heads mix time steps")}),
+    "key_padding_mask": (check_key_padding_mask, key_padding_mask, {
+        "no heads axis": (key_padding_mask_wrong_axis, "broadcasts over the wrong dimension"),
+        "inverted": (lambda lengths, T: ~key_padding_mask(lengths, T), "inverted")}),
 }
 
 ACCEPT = [(name, form) for name in FUNCTION_CHECKS for form in FORMS]
@@ -211,7 +300,7 @@ REJECT = [(name, wrong, form) for name, (_, _, wrongs) in FUNCTION_CHECKS.items(
 @pytest.mark.parametrize("name, form", ACCEPT)
 def test_checker_accepts_the_reference_in_every_form(name, form, capsys):
     check, reference, _ = FUNCTION_CHECKS[name]
-    check(FORMS[form](reference))
+    check(*_answer(form, reference))
     assert capsys.readouterr().out.startswith("Correct: ")
 
 
@@ -220,7 +309,7 @@ def test_checker_rejects_named_wrong_answers(name, wrong, form):
     check, _, wrongs = FUNCTION_CHECKS[name]
     answer, diagnosis = wrongs[wrong]
     with pytest.raises(CheckFailed, match=diagnosis):
-        check(FORMS[form](answer))
+        check(*_answer(form, answer))
 
 
 @pytest.mark.parametrize("check, answer", [
@@ -255,16 +344,30 @@ def _fails_inside(*args):
     return 1 / scale                                   # the student's bug
 
 
-CHECKERS_OF_FUNCTIONS = [check for check, _, _ in FUNCTION_CHECKS.values()] + [check_to_torch, check_score_scale,
-                                                                                 check_leak_detector,
-                                                                                 check_merge_detector,
-                                                                                 check_three_lookup]
+def _failing(check, reference) -> list:
+    """The checker with each of the student's functions in ``reference`` failing in turn, the others
+    correct (so that the merge of (split, merge) is reached)."""
+    args = reference if isinstance(reference, tuple) else (reference,)
+    return [pytest.param(check, args[:i] + (_fails_inside,) + args[i + 1:], id=f"{check.__name__}-{i}")
+            for i, a in enumerate(args) if callable(a)]
 
 
-@pytest.mark.parametrize("check", CHECKERS_OF_FUNCTIONS, ids=lambda c: c.__name__)
-def test_an_exception_in_the_students_code_is_a_check_failure_naming_their_line(check):
+# Checkers of a student's function whose answer is no number or array, or is held by its own test here: an
+# exception in the student's code must still be a CheckFailed.
+OTHER_FUNCTION_CHECKS = {check_to_torch: "returns a module: test_to_torch_accepts_a_float64_module",
+                         check_score_scale: "returns a number: test_score_scale_accepts_every_form",
+                         check_leak_detector: "returns a verdict, True or False",
+                         check_merge_detector: "returns a verdict, True or False"}
+
+STUDENT_FAILS = [p for check, reference, _ in FUNCTION_CHECKS.values() for p in _failing(check, reference)] + \
+    [pytest.param(check, (_fails_inside,), id=check.__name__) for check in OTHER_FUNCTION_CHECKS] + \
+    [pytest.param(check_correlation_score, (lambda X, Y, a, b: _fails_inside,), id="check_correlation_score-its score")]
+
+
+@pytest.mark.parametrize("check, args", STUDENT_FAILS)
+def test_an_exception_in_the_students_code_is_a_check_failure_naming_their_line(check, args):
     with pytest.raises(CheckFailed) as failure:
-        check(_fails_inside)
+        check(*args)
     message = str(failure.value)
     assert "your function raised ZeroDivisionError" in message
     assert "test_checks_fair.py" in message and "1 / scale" in message
@@ -390,3 +493,75 @@ def test_answers_that_are_not_numbers_are_named(capsys):
                           (check_seasonal_naive, lambda h, p, H: [[1, 2], [3]])]:
         with pytest.raises(CheckFailed, match="expected .*got (NoneType|str|list)"):
             check(answer)
+
+
+# --- checkers of values, and every checker of the package -----------------------------------------
+
+def _value(form, x):
+    """A number or an array ``x`` in one of the four forms: a float32 or float64 tensor, a numpy array, lists."""
+    t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    return {"float32": t.float(), "float64": t, "numpy": t.numpy(), "list": t.tolist()}[form]
+
+
+def _kv_cache_answer(value):
+    B, S, T, H = (KV_SETUP[k] for k in ("batch", "source_len", "steps", "num_heads"))
+    return (B, H, T, KV_SETUP["d_model"] // H), value(B * T), value(B * T * (T + 1) // 2), value(B * T * S)
+
+
+# Checkers of values: (checker, its arguments for a correct answer, given a function that puts a value in a form).
+VALUE_CHECKS = {
+    "doubling": (check_doubling, lambda value: (value(4), value(2), value(1))),
+    "sharp_lookup": (check_sharp_lookup, lambda value: (value([2, 5, 7, 3.5, 6.25]),)),
+    "next_entry": (check_next_entry, lambda value: (value(NEXT_ENTRY_W_Q),)),
+    "row_bug_case": (check_row_bug_case, lambda value: tuple(value(t) for t in reference_row_case())),
+    "competition": (check_competition, lambda value: (value(math.floor(math.exp(3.0)) + 2),)),
+    "kv_cache_prediction": (check_kv_cache_prediction, _kv_cache_answer),
+}
+
+# Checkers of values whose forms have their own test above.
+VALUE_CHECKS_HELD_ABOVE = {
+    "check_linear_rnn_gradient": test_linear_rnn_gradient_accepts_every_form,
+    "check_context_vector": test_context_vector_accepts_every_form,
+    "check_temperature": test_temperature_accepts_every_answer_that_rounds_to_it_and_keeps_the_condition,
+}
+
+# Checkers of predictions that are no number or array (names, words, True or False, indices into a text
+# read off a trained model) and run no code of the student's: the four forms do not apply.
+PREDICTIONS = {
+    "check_alignment_reading": "input indices per text, read off the chapter's trained translator",
+    "check_length_curves": "a letter per curve and 'above' or 'below'",
+    "check_split_identity": "names of candidate splits",
+    "check_beam_prediction": "strings of 'a' and 'b'",
+    "check_query_shapes": "a count and a shape per kind of attention",
+    "check_order_blind": "True or False per step",
+    "check_counter_tests": "True or False per statement",
+}
+
+
+@pytest.mark.parametrize("name, form", [(name, form) for name in VALUE_CHECKS for form in FORMS])
+def test_value_checker_accepts_the_answer_in_every_form(name, form, capsys):
+    check, arguments = VALUE_CHECKS[name]
+    check(*arguments(lambda x: _value(form, x)))
+    assert capsys.readouterr().out.startswith("Correct: ")
+
+
+def _every_check() -> dict:
+    """Every ``check_*`` function defined in ``attention_course.teaching`` or any module under it."""
+    modules = [teaching] + [importlib.import_module(info.name)
+                            for info in pkgutil.walk_packages(teaching.__path__, f"{teaching.__name__}.")]
+    return {name: f for module in modules for name, f in vars(module).items()
+            if name.startswith("check_") and inspect.isfunction(f) and f.__module__ == module.__name__}
+
+
+def test_every_check_of_the_package_is_held_to_the_rule():
+    """No checker escapes this file: each one found in the package is in exactly one table above."""
+    found = set(_every_check())
+    assert {"check_attention", "check_heads", "check_key_padding_mask"} <= found        # outside teaching.checks
+    held = ([check.__name__ for check, _, _ in FUNCTION_CHECKS.values()]
+            + [check.__name__ for check in OTHER_FUNCTION_CHECKS]
+            + [check.__name__ for check, _ in VALUE_CHECKS.values()]
+            + list(VALUE_CHECKS_HELD_ABOVE) + list(PREDICTIONS))
+    twice = sorted({name for name in held if held.count(name) > 1})
+    assert not twice, f"checks in more than one table: {twice}"
+    assert set(held) == found, (f"checks no table here holds: {sorted(found - set(held))}; "
+                                f"names here that are no check of the package: {sorted(set(held) - found)}")

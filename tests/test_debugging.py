@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from attention_course import scaled_dot_product_attention
@@ -133,10 +134,12 @@ def test_mask_without_heads_axis_on_its_own_is_reported():
 
 
 @settings(max_examples=25, deadline=None)
-@given(factor=st.floats(0.2, 5.0).filter(lambda f: abs(f - 1.0) > 0.05))
-def test_any_wrong_scale_is_caught(factor):
-    """Scaling by anything but 1/sqrt(d_k) (here off by 5% or more) breaks agreement."""
+@given(factor=st.floats(0.2, 5.0).filter(lambda f: abs(f - 1.0) > 0.05),
+       dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_any_wrong_scale_is_caught(factor, dtype):
+    """Scaling by anything but 1/sqrt(d_k) (here off by 5% or more) breaks agreement, in float32 too."""
     def scaled(q, k, v, mask=None):
+        q, k, v = (t.to(dtype) for t in (q, k, v))
         return scaled_dot_product_attention(q, k, v, mask, scale=factor / math.sqrt(q.shape[-1]))
 
     problems = diagnose_attention(scaled)
@@ -150,3 +153,81 @@ def test_reference_split_merge_round_trip(heads, T, B):
     y = split_heads(x, heads)
     assert y.shape == (B, heads, T, 12 // heads)
     assert torch.equal(merge_heads(y), x)
+
+
+# --- the checks' rule: a correct answer passes in any form, the student's exception is reported ----------
+
+def _float32_attention(q, k, v, mask=None):
+    return scaled_dot_product_attention(q.float(), k.float(), v.float(), mask)
+
+
+def _numpy_attention(q, k, v, mask=None):
+    """Attention written in numpy, in float32, as a student might."""
+    q, k, v = (t.numpy().astype(np.float32) for t in (q, k, v))
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(np.float32(q.shape[-1]))
+    if mask is not None:
+        scores = np.where(mask.numpy(), scores, np.finfo(np.float32).min)
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    w = w / w.sum(-1, keepdims=True)
+    if mask is not None:
+        w = np.where(mask.numpy(), w, 0.0).astype(np.float32)
+    return w @ v, w
+
+
+@pytest.mark.parametrize("fn", [
+    _float32_attention,
+    _numpy_attention,
+    lambda q, k, v, mask=None: tuple(t.tolist() for t in scaled_dot_product_attention(q, k, v, mask)),
+    lambda q, k, v, mask=None: list(scaled_dot_product_attention(q, k, v, mask)),          # [output, weights]
+], ids=["float32", "numpy float32", "nested lists", "a list of the pair"])
+def test_attention_check_accepts_a_correct_answer_in_any_form(fn, capsys):
+    assert diagnose_attention(fn) == []
+    check_attention(fn)
+    assert capsys.readouterr().out.startswith("Correct:")
+
+
+@pytest.mark.parametrize("split, merge", [
+    (lambda x, h: split_heads(x.float(), h), lambda x: merge_heads(x.float())),
+    (lambda x, h: split_heads(x, h).numpy(), lambda x: merge_heads(x).numpy()),
+    (lambda x, h: split_heads(x, h).tolist(), lambda x: merge_heads(x).tolist()),
+], ids=["float32", "numpy", "nested lists"])
+def test_heads_check_accepts_a_correct_answer_in_any_form(split, merge, capsys):
+    check_heads(split, merge)
+    assert capsys.readouterr().out.startswith("Correct:")
+
+
+@pytest.mark.parametrize("make_mask", [
+    lambda lengths, T: key_padding_mask(lengths, T).numpy(),
+    lambda lengths, T: key_padding_mask(lengths, T).tolist(),
+    lambda lengths, T: (np.arange(T)[None, None, None, :] < lengths.numpy()[:, None, None, None]),
+], ids=["numpy", "nested lists", "built in numpy"])
+def test_key_padding_mask_check_accepts_a_correct_answer_in_any_form(make_mask, capsys):
+    check_key_padding_mask(make_mask)
+    assert capsys.readouterr().out.startswith("Correct:")
+
+
+@pytest.mark.parametrize("check, answer, message", [
+    (check_attention, lambda q, k, v, mask=None: (None, None), "expected the output .* got NoneType"),
+    (check_attention, lambda q, k, v, mask=None: (q, "weights"), "expected the weights .* got str"),
+    (check_heads, lambda x, h: None, "expected the heads .*got NoneType .*did your function return"),
+    (check_key_padding_mask, lambda lengths, T: None, "expected the mask .*got NoneType .*did your function return"),
+    (check_key_padding_mask, lambda lengths, T: key_padding_mask(lengths, T).float(),
+     r"must be boolean.*got torch\.float32"),
+    (check_key_padding_mask, lambda lengths, T: ~key_padding_mask(lengths, T), "inverted: True means"),
+])
+def test_an_answer_that_is_no_array_or_the_wrong_kind_is_named(check, answer, message):
+    with pytest.raises(CheckFailed, match=message):
+        check(answer) if check is not check_heads else check(answer, merge_heads)
+
+
+def _merge_that_fails(x):
+    d_head = 0
+    return x.reshape(x.shape[0], x.shape[2], x.shape[-1] // d_head)       # the student's bug
+
+
+def test_a_merge_that_raises_is_reported_with_the_students_line():
+    with pytest.raises(CheckFailed) as failure:
+        check_heads(split_heads, _merge_that_fails)
+    message = str(failure.value)
+    assert "your function raised ZeroDivisionError" in message and "test_debugging.py" in message
+    assert "x.shape[-1] // d_head" in message

@@ -22,7 +22,7 @@ import pytest
 from coursekit.coursemap import exercise_texts, validate_course_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = sorted(p for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb") if not p.stem.endswith("_evidence"))
 _CHECK_CALL = re.compile(r"\b(check_\w+)\s*\(")
 
 

@@ -100,6 +100,8 @@ def test_output_agrees_with_one_sdpa_per_head():
 def test_indivisible_embed_dim_names_the_numbers(E, H):
     with pytest.raises(ValueError, match=f"embed_dim={E} is not divisible by num_heads={H}"):
         MultiHeadAttention(E, H)
+    with pytest.raises(AssertionError, match="divisible"):                # torch's module: an assertion
+        torch.nn.MultiheadAttention(E, H)
 
 
 @pytest.mark.parametrize("E, H", [(0, 1), (8, 0), (8.0, 2), (8, True)])
@@ -142,6 +144,8 @@ def test_from_torch_rejects_unsupported_modules():
         MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(16, 4, kdim=8, vdim=8))
     with pytest.raises(ValueError, match="add_bias_kv"):
         MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(16, 4, add_bias_kv=True))
+    with pytest.raises(ValueError, match="add_zero_attn"):
+        MultiHeadAttention.from_torch(torch.nn.MultiheadAttention(16, 4, add_zero_attn=True))
     with pytest.raises(TypeError, match="MultiheadAttention"):
         MultiHeadAttention.from_torch(torch.nn.Linear(4, 4))
 
@@ -161,6 +165,179 @@ def test_split_heads_takes_consecutive_features():
     assert torch.equal(heads[1, 2, 0], x[1, 0, 4:6])
     # The bug the permute-first order prevents: reshaping straight to (B, H, T, d) mixes time steps.
     assert not torch.equal(x.reshape(2, 3, 3, 2), heads)
+
+
+# Differences from torch.nn.MultiheadAttention, as the class docstring lists them -----------------
+
+def _copied_by_hand(reference):
+    """The weight mapping the class docstring gives, written out (not through from_torch)."""
+    E, has_bias = reference.embed_dim, reference.in_proj_bias is not None
+    layer = MultiHeadAttention(E, reference.num_heads, bias=has_bias).double()
+    with torch.no_grad():
+        for i, linear in enumerate((layer.W_Q, layer.W_K, layer.W_V)):
+            linear.weight.copy_(reference.in_proj_weight[i * E:(i + 1) * E])
+            if has_bias:
+                linear.bias.copy_(reference.in_proj_bias[i * E:(i + 1) * E])
+        layer.W_O.weight.copy_(reference.out_proj.weight)
+        if has_bias:
+            layer.W_O.bias.copy_(reference.out_proj.bias)
+    return layer
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_documented_weight_mapping_matches_every_torch_path(bias):
+    reference, _ = _pair(bias=bias)
+    ours = _copied_by_hand(reference)
+    x, _, _ = _inputs()
+    out, w = ours(x, x, x)
+    ref_out, ref_w = reference(x, x, x, average_attn_weights=False)           # weights computed explicitly
+    assert torch.allclose(out, ref_out, atol=1e-12, rtol=0) and torch.allclose(w, ref_w, atol=1e-12, rtol=0)
+    assert torch.allclose(out, reference(x, x, x, need_weights=False)[0], atol=1e-12, rtol=0)   # torch's sdpa
+    reference.eval()
+    with torch.no_grad():                                                      # fast path (with biases)
+        assert torch.allclose(out, reference(x, x, x, need_weights=False)[0], atol=1e-12, rtol=0)
+
+
+def test_combined_and_float_masks_translate():
+    reference, ours = _pair()
+    x, _, _ = _inputs(T_q=6)
+    pad = padding_mask(torch.tensor([6, 2, 4]), 6)                            # (B, 1, T_k), True = may attend
+    out, w = ours(x, x, x, causal_mask(6) & pad)                              # key 0 stays visible to all
+    ref_out, ref_w = reference(x, x, x, attn_mask=~causal_mask(6), key_padding_mask=~pad[:, 0],
+                               average_attn_weights=False)
+    assert torch.allclose(out, ref_out, atol=1e-12, rtol=0) and torch.allclose(w, ref_w, atol=1e-12, rtol=0)
+    additive = torch.zeros(6, 6, dtype=F64).masked_fill(~causal_mask(6), float("-inf"))   # torch only
+    assert torch.allclose(ours(x, x, x, causal_mask(6))[0], reference(x, x, x, attn_mask=additive)[0],
+                          atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("kind", ["key_padding_mask", "attn_mask"])
+def test_query_with_no_visible_key_gets_bias_here_and_nan_in_torch(kind):
+    reference, ours = _pair()
+    x, _, _ = _inputs()
+    if kind == "key_padding_mask":                                            # sequence 1 has no keys at all
+        mask = padding_mask(torch.tensor([5, 0, 3]), 5)
+        torch_mask, dead = {"key_padding_mask": ~mask[:, 0]}, (1, slice(None))
+    else:                                                                     # query 2 may see no key
+        mask = torch.ones(5, 5, dtype=torch.bool)
+        mask[2] = False
+        torch_mask, dead = {"attn_mask": ~mask}, (slice(None), 2)
+    alive = torch.ones(3, 5, dtype=torch.bool)
+    alive[dead] = False
+    out, w = ours(x, x, x, mask)
+    assert torch.equal(w.transpose(1, 2)[dead], torch.zeros_like(w.transpose(1, 2)[dead]))
+    assert torch.equal(out[dead], ours.W_O.bias.expand_as(out[dead]))        # zero before W_O
+    ref_out, ref_w = reference(x, x, x, average_attn_weights=False, **torch_mask)   # torch's default path
+    assert ref_out[dead].isnan().all() and ref_w.transpose(1, 2)[dead].isnan().all()
+    assert not ref_out[alive].isnan().any()
+    assert torch.allclose(out[alive], ref_out[alive], atol=1e-12, rtol=0)
+    sdpa_out, none = reference(x, x, x, need_weights=False, **torch_mask)     # off the fast path: as here
+    assert none is None and torch.allclose(sdpa_out, out, atol=1e-12, rtol=0)
+    reference.eval()
+    with torch.no_grad():
+        fast_out, _ = reference(x, x, x, need_weights=False, **torch_mask)
+        was_enabled = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)
+        try:
+            slow_out, _ = reference(x, x, x, need_weights=False, **torch_mask)
+        finally:
+            torch.backends.mha.set_fastpath_enabled(was_enabled)
+    assert fast_out[dead].isnan().all() and torch.allclose(fast_out[alive], out[alive], atol=1e-12, rtol=0)
+    assert torch.allclose(slow_out, out, atol=1e-12, rtol=0)                  # the NaN is the fast path's
+
+
+def test_query_with_no_visible_key_gets_zeros_without_bias():
+    _, ours = _pair(bias=False)
+    x, _, _ = _inputs()
+    out, _ = ours(x, x, x, padding_mask(torch.tensor([5, 0, 3]), 5))
+    assert torch.equal(out[1], torch.zeros_like(out[1]))
+
+
+@pytest.mark.parametrize("where", ["key", "value"])
+def test_nan_in_a_masked_key_or_value_stays_out_here_and_spreads_in_torch(where):
+    reference, ours = _pair()
+    x, _, _ = _inputs()
+    spoiled = x.clone()
+    spoiled[0, 4, 0] = float("nan")                                           # sequence 0, position 4
+    mask = padding_mask(torch.tensor([4, 5, 5]), 5)                           # ... which sequence 0 masks
+    args = (x, spoiled, x) if where == "key" else (x, x, spoiled)
+    out, _ = ours(*args, mask)
+    assert torch.allclose(out, ours(x, x, x, mask)[0], atol=1e-12, rtol=0)
+    ref_out, _ = reference(*args, key_padding_mask=~mask[:, 0])
+    assert ref_out[0].isnan().all() and not ref_out[1:].isnan().any()        # every query of sequence 0
+    with pytest.raises(ValueError, match="NaN"):                              # unmasked: an error here
+        ours(*args)
+    assert reference(*args)[0][0].isnan().all()                               # ... and NaN in torch
+
+
+def test_weights_per_head_here_averaged_by_torch_by_default():
+    reference, ours = _pair()
+    q, k, v = _inputs()
+    _, w = ours(q, k, v)                                                      # (B, H, T_q, T_k)
+    _, mean_w = reference(q, k, v)                                            # (B, T_q, T_k)
+    assert w.shape == (3, 4, 5, 7) and mean_w.shape == (3, 5, 7)
+    assert torch.allclose(w.mean(dim=1), mean_w, atol=1e-12, rtol=0)
+    assert not torch.allclose(w, mean_w[:, None].expand_as(w), atol=1e-3)     # the heads do differ
+    assert torch.allclose(w, reference(q, k, v, average_attn_weights=False)[1], atol=1e-12, rtol=0)
+    assert reference(q, k, v, need_weights=False)[1] is None
+
+
+def test_batch_first_only_here_sequence_first_by_default_in_torch():
+    torch.manual_seed(0)
+    reference = torch.nn.MultiheadAttention(16, 4, dtype=F64)                 # batch_first=False: (T, B, E)
+    assert not reference.batch_first
+    ours = MultiHeadAttention.from_torch(reference)
+    q, k, v = _inputs()
+    ref_out, _ = reference(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1))
+    assert torch.allclose(ours(q, k, v)[0], ref_out.transpose(0, 1), atol=1e-12, rtol=0)
+    unbatched_out, _ = reference(q[0], k[0], v[0])                           # torch takes (T, E) too
+    assert torch.allclose(ours(q[:1], k[:1], v[:1])[0][0], unbatched_out, atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match=r"\(batch, T, embed_dim=16\)"):
+        ours(q[0], k[0], v[0])
+
+
+def test_parameters_four_linears_here_packed_in_torch():
+    reference, ours = _pair()
+    assert {n: tuple(t.shape) for n, t in reference.state_dict().items()} == {
+        "in_proj_weight": (48, 16), "in_proj_bias": (48,), "out_proj.weight": (16, 16), "out_proj.bias": (16,)}
+    assert {n: tuple(t.shape) for n, t in ours.state_dict().items()} == {
+        f"W_{p}.{kind}": (16, 16) if kind == "weight" else (16,) for p in "QKVO" for kind in ("weight", "bias")}
+
+
+def _uniform_on(t, bound):
+    """All of t within +-bound, reaching close to it, with the spread of a uniform distribution."""
+    t = t.detach().flatten()
+    return bool(t.abs().max() <= bound and t.abs().max() > 0.97 * bound
+                and abs(t.std().item() - bound / 3 ** 0.5) < 0.02 * bound / 3 ** 0.5)
+
+
+def test_initialisation_linear_default_here_xavier_and_zero_biases_in_torch():
+    E = 256
+    torch.manual_seed(0)
+    reference = torch.nn.MultiheadAttention(E, 8)
+    xavier = (6 / (E + 3 * E)) ** 0.5                                        # fans of the stacked (3E, E)
+    linear = 1 / E ** 0.5                                                     # nn.Linear's default bound
+    assert xavier > 1.2 * linear
+    assert _uniform_on(reference.in_proj_weight, xavier)
+    assert _uniform_on(reference.out_proj.weight, linear)
+    assert not reference.in_proj_bias.any() and not reference.out_proj.bias.any()
+    ours = MultiHeadAttention(E, 8)
+    assert all(_uniform_on(lin.weight, linear) for lin in (ours.W_Q, ours.W_K, ours.W_V, ours.W_O))
+    assert _uniform_on(torch.cat([lin.bias for lin in (ours.W_Q, ours.W_K, ours.W_V, ours.W_O)]), linear)
+
+
+def test_no_dropout_here_torch_drops_attention_weights_in_training():
+    torch.manual_seed(0)
+    reference = torch.nn.MultiheadAttention(16, 4, dropout=0.5, batch_first=True, dtype=F64)
+    ours = MultiHeadAttention.from_torch(reference)
+    q, k, v = _inputs()
+    out, w = ours(q, k, v)                                                    # ours is in training mode
+    assert ours.training and torch.allclose(w.sum(-1), torch.ones(3, 4, 5, dtype=F64), atol=1e-12)
+    ref_out, ref_w = reference(q, k, v, average_attn_weights=False)           # training mode: dropped
+    assert not torch.allclose(out, ref_out, atol=1e-3)
+    assert not torch.allclose(ref_w.sum(-1), torch.ones(3, 4, 5, dtype=F64), atol=1e-3)
+    reference.eval()
+    assert torch.allclose(out, reference(q, k, v)[0], atol=1e-12, rtol=0)
 
 
 # Property tests --------------------------------------------------------------------------------

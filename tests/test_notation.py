@@ -22,6 +22,9 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+import nbformat
+import pytest
+
 NOTATION = Path(__file__).resolve().parents[1] / "book" / "notation.md"
 CHAPTER_TABLE = "Symbols that belong to one chapter"
 CHAPTER_SECTIONS = {"Canonical correlation analysis": 5}
@@ -97,3 +100,63 @@ def test_the_check_finds_a_duplicate_and_allows_a_chapter_meaning():
     assert defined_symbols("$\\sigma(z) = 1/(1 + e^{-z})$, $E[\\cdot]$; $[\\ell_o, \\ell_h]$") == \
         ["\\sigma", "E", "[\\ell_o,\\ell_h]"]
     assert set(duplicates(page)) == {("course", "K"), ("chapter 6", "\\tau")}
+
+
+# --------------------------------------------------------------------------- each lesson's notation box
+
+CHAPTERS = NOTATION.parents[1] / "chapters"
+BOX = re.compile(r"^```\{admonition\}[^\n]*\n:class: notation\n(.*?)^```", re.S | re.M)
+MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
+
+
+def rebuilt_lessons() -> list[Path]:
+    """The lessons that have an evidence page beside them: they follow the lesson design."""
+    return sorted(p for p in CHAPTERS.glob("[0-9][0-9]_*.ipynb")
+                  if not p.stem.endswith("_evidence") and (CHAPTERS / f"{p.stem}_evidence.ipynb").is_file())
+
+
+def notation_box(markdown: str) -> tuple[list[str], str]:
+    """The symbols of a lesson's notation box (each $...$ of its first column) and the markdown
+    without the box. ValueError when there is no box."""
+    match = BOX.search(markdown)
+    if match is None:
+        raise ValueError("no notation box (an admonition with ':class: notation')")
+    symbols = []
+    for line in match.group(1).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and not all(re.fullmatch(r":?-+:?", c) for c in cells) and cells[0] != "symbol":
+            symbols += [s.strip() for s in re.findall(r"\$([^$]+)\$", cells[0])]
+    return symbols, markdown[:match.start()] + markdown[match.end():]
+
+
+def math_of(text: str) -> list[str]:
+    return [a or b for a, b in MATH.findall(text)]
+
+
+def uses(spans: list[str], symbol: str) -> bool:
+    """True when some math span uses ``symbol`` as a whole token (``g`` is not found in ``\\gamma``)."""
+    pattern = re.compile(r"(?<![A-Za-z\\])" + re.escape(symbol) + r"(?![A-Za-z])")
+    return any(pattern.search(span) for span in spans)
+
+
+@pytest.mark.parametrize("path", rebuilt_lessons(), ids=lambda p: p.stem)
+def test_the_notation_box_agrees_with_the_page_and_the_lesson(path):
+    nb = nbformat.read(path, as_version=4)
+    markdown = "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    symbols, rest = notation_box(markdown)
+    assert len(symbols) >= 3, f"{path.name}: the notation box lists only {symbols}"
+    page = math_of(NOTATION.read_text(encoding="utf-8"))
+    not_on_page = [s for s in symbols if not uses(page, s)]
+    unused = [s for s in symbols if not uses(math_of(rest), s)]
+    assert not not_on_page, f"{path.name}: symbols of the notation box missing from book/notation.md: {not_on_page}"
+    assert not unused, f"{path.name}: symbols of the notation box the lesson never uses: {unused}"
+
+
+def test_the_box_check_finds_what_it_should():
+    text = ("intro\n```{admonition} Notation in this lesson\n:class: notation\n| symbol | meaning |\n|---|---|\n"
+            "| $g$, $\\kappa$ | gradient; threshold |\n```\nWe clip $g$ at $\\kappa$ and use $\\gamma$.\n")
+    symbols, rest = notation_box(text)
+    assert symbols == ["g", "\\kappa"] and "admonition" not in rest
+    assert uses(math_of(rest), "g") and not uses(["\\gamma"], "g") and not uses(["\\kappa"], "\\kap")
+    with pytest.raises(ValueError, match="no notation box"):
+        notation_box("no box here")

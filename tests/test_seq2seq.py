@@ -178,6 +178,46 @@ def test_stacked_computes_what_each_model_computes(reverse):
         assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
+def _stacked_greedy_loop_of_before(stacked, src, lengths, max_len):
+    """The stacked model's own greedy loop, as it stood before the model used attention_course.decoding
+    (issue 33, item 10): the reference that the shared loop must reproduce bit for bit."""
+    hs, h, valid = stacked.encode(src, lengths)
+    token = torch.full(src.shape[:2], BOS, dtype=torch.long)
+    done = torch.zeros(src.shape[:2], dtype=torch.bool)
+    out = []
+    for _ in range(max_len):
+        states, h = stacked._gru("dec", stacked._embed(stacked.dec_embed, token[..., None]), h)   # (M, B, 1, H)
+        token = stacked._read_out(states, hs, valid)[:, :, 0].argmax(-1)                       # (M, B)
+        out.append(token.masked_fill(done, PAD))
+        done |= token == EOS
+    return torch.stack(out, dim=2)
+
+
+def test_stacked_greedy_decoding_is_its_loop_of_before_bit_for_bit():
+    """On a briefly trained stack of plain, attending and reversing models, greedy decoding gives, token for
+    token, what the stacked model's own loop gave (the EOS of every row and the PAD after it included)."""
+    models = _models(4)
+    models[3].reverse_input = True
+    torch.manual_seed(3)
+    stacked = StackedSeq2Seq.from_models(models, attention_out=[None, torch.nn.Linear(32, len(DIGIT_VOCAB)), None,
+                                                                torch.nn.Linear(32, len(DIGIT_VOCAB))])
+    rng = np.random.default_rng(7)
+
+    def batch():
+        b = digit_batch(rng, 4 * 16, 1, 6)
+        return b.src.view(4, 16, -1), b.lengths.view(4, 16), b.decoder_input().view(4, 16, -1), b.target.view(4, 16, -1)
+
+    train_stacked(stacked, batch, 60, lr=1e-2)
+    src, lengths, _, _ = _stacked_input(4, rows=32, seed=11, max_len=8)
+    with torch.no_grad():
+        before = _stacked_greedy_loop_of_before(stacked, src, lengths, 7)
+    now = stacked.greedy_decode(src, lengths, 7)
+    assert torch.equal(now, before)
+    ended = (before == EOS).any(-1)
+    assert ended.float().mean() > 0.5 and (before == PAD).any(), "the test needs rows that end early"
+    assert not ended.all(), "and rows that do not end within max_len"
+
+
 def test_stacked_models_do_not_interact():
     """Changing one model's weights changes that model's output only."""
     stacked = StackedSeq2Seq.from_models(_models(2))

@@ -21,7 +21,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "book" / "teaching.md"
-CHAPTERS = {int(p.name[:2]): p for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")}
+CHAPTERS = {int(p.name[:2]): p for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")
+            if not p.stem.endswith("_evidence")}   # the lessons; an evidence page has no session
 REFUTED = re.compile(r"Section (\d+)\.(\d+), \*(.+?)\*")
 
 

@@ -104,8 +104,8 @@ def test_torch_tensors_and_all_three_ranks_are_accepted():
     for weights, shape in ((w[0, 0], (1, 1, 4, 5)), (w[0], (1, 3, 4, 5)), (w, (2, 3, 4, 5))):
         view = AttentionView(weights, src, tgt)
         assert view.weights.shape == shape
-        assert view.layer_names == tuple(f"Layer {i + 1}" for i in range(shape[0]))
-        assert view.head_names == tuple(f"Head {i + 1}" for i in range(shape[1]))
+        assert view.layer_names == tuple(f"Layer {i}" for i in range(shape[0]))     # from 0, as the indices
+        assert view.head_names == tuple(f"Head {i}" for i in range(shape[1]))
     data = data_of(attention_explorer(w, src, tgt, layer_names=["enc 1", "enc 2"], head_names=list("abc")).data)
     assert data["views"][0]["layers"] == ["enc 1", "enc 2"] and data["views"][0]["heads"] == ["a", "b", "c"]
     assert np.array(data["views"][0]["w"]).shape == (2, 3, 4, 5)

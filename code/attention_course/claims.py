@@ -7,20 +7,25 @@ claim as a check that runs every time the notebook runs, on every machine::
 
     expect("attention keeps long-input accuracy above 0.95", acc_long > 0.95, acc_long=acc_long)
 
-prints ``checked: attention keeps long-input accuracy above 0.95 (acc_long = 0.982)`` and raises
-:class:`ClaimFailed`, with the measured values, when the claim does not hold. Such cells carry the
-nbval tag ``nbval-ignore-output`` (their printed numbers may move in the last digits; the claim may
-not); every other cell is compared exactly.
+shows ``checked: attention keeps long-input accuracy above 0.95 (acc_long = 0.982)`` and raises
+:class:`ClaimFailed`, with the measured values, when the claim does not hold. In a notebook (the site,
+JupyterLab) the claim is displayed as one line with a tick, ``✓ attention keeps long-input accuracy
+above 0.95``, and its measured values one click away (an HTML ``details`` element of class ``claim``);
+the plain-text form above is what a terminal, a worker process and nbval see. Such cells carry the
+nbval tag ``nbval-ignore-output`` (their numbers may move in the last digits; the claim may not);
+every other cell is compared exactly.
 """
 
 from __future__ import annotations
 
+import html
 import numbers
 
 import numpy as np
 import torch
+from IPython.display import display
 
-__all__ = ["ClaimFailed", "expect"]
+__all__ = ["Checked", "ClaimFailed", "expect"]
 
 
 class ClaimFailed(AssertionError):
@@ -48,8 +53,24 @@ def _format(value) -> str:
     return repr(value)
 
 
+class Checked:
+    """A claim that held, as a notebook shows it: a tick and the sentence, the values one click away."""
+
+    def __init__(self, claim: str, details: str):
+        self.claim, self.details = claim, details
+
+    def __repr__(self) -> str:
+        return f"checked: {self.claim}" + (f" ({self.details})" if self.details else "")
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        values = f'<div class="claim-values">{html.escape(self.details)}</div>' if self.details else ""
+        return f'<details class="claim"><summary>✓ {html.escape(self.claim)}</summary>{values}</details>'
+
+
 def expect(claim: str, holds, **measured) -> None:
-    """Check one claim of the chapter; print ``checked: <claim> (<measured values>)`` or raise.
+    """Check one claim of the chapter; show ``checked: <claim> (<measured values>)`` or raise.
 
     ``claim`` is the sentence the prose relies on, ``holds`` the test of it (a bool, or a one-element
     bool tensor or array), and ``measured`` the numbers it rests on, shown in both outcomes.
@@ -63,7 +84,6 @@ def expect(claim: str, holds, **measured) -> None:
     if not isinstance(holds, (bool, np.bool_)):
         raise TypeError(f"holds must be a bool (the result of the comparison), got {type(holds).__name__}")
     details = ", ".join(f"{name} = {_format(value)}" for name, value in measured.items())
-    suffix = f" ({details})" if details else ""
     if not holds:
-        raise ClaimFailed(f"claim failed: {claim}{suffix}")
-    print(f"checked: {claim}{suffix}")
+        raise ClaimFailed(f"claim failed: {claim}" + (f" ({details})" if details else ""))
+    display(Checked(claim, details))      # outside IPython, display() prints the plain text

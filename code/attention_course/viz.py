@@ -25,11 +25,16 @@ self-attention and cross-attention; or several examples) go into one explorer wi
 
 What the reader can do: hover, tap or focus a token to highlight its links and show their
 weights next to the tokens on the other side (a query shows the row of weights it hands out, a
-key the column it receives); click or press Enter to pin a token; arrow keys move the focus
+key the column it receives), with the token's index and the indices of the tokens it weights most
+in a line above; click or press Enter to pin a token; arrow keys move the focus
 (Up/Down along a column, Left/Right across; Home/End; Escape unpins); menus choose the view,
 the layer and the head. Colours come from the surrounding text colour plus one accent that
 reads on light and dark pages (pydata-sphinx-theme's ``html[data-theme="dark"]``, JupyterLab,
 VS Code and ``prefers-color-scheme`` are recognised).
+
+Numbering. Positions, layers and heads are numbered from 0, as Python and the package index them:
+the token at index ``i`` is ``weights[..., i, :]`` (a query) or ``weights[..., :, i]`` (a key), and
+the default names of layers and heads are "Layer 0", "Head 0", ...
 
 Without JavaScript. The HTML first contains a heat-map table of the weights (one per view, at
 the first layer and head), readable with no script at all; the script hides it when it builds
@@ -106,7 +111,7 @@ def _as_tokens(tokens, what: str) -> tuple[str, ...]:
 
 def _names(names, n: int, default: str, what: str) -> tuple[str, ...]:
     if names is None:
-        return tuple(f"{default} {i + 1}" for i in range(n))
+        return tuple(f"{default} {i}" for i in range(n))             # from 0, as the weights' own indices
     out = _as_tokens(names, what)
     if len(out) != n:
         raise ValueError(f"{what} has {len(out)} names but the weights have {n} {default.lower()}s")
@@ -186,7 +191,7 @@ def _fmt(q: int, decimals: int) -> str:
 
 
 def _table(view: AttentionView, quantized: np.ndarray, decimals: int) -> str:
-    """The static heat map of one view (layer 1, head 1): an HTML table, readable without JS."""
+    """The static heat map of one view (its first layer and head): an HTML table, readable without JS."""
     e = html.escape
     r, g, b = _ACCENT
     scale = 10 ** decimals
@@ -396,7 +401,7 @@ function init(root) {
     b.type = "button";
     b.setAttribute("data-side", side);
     b.setAttribute("data-i", String(i));
-    b.setAttribute("aria-label", label + " " + (i + 1) + ": " + text);
+    b.setAttribute("aria-label", label + " at index " + i + ": " + text);
     b.setAttribute("aria-pressed", "false");
     b.tabIndex = -1;
     var w = el("span", "ace-w", ""), t = el("span", "ace-t", text);
@@ -486,7 +491,7 @@ function init(root) {
   function top(pairs) {
     pairs.sort(function (a, b) { return b[1] - a[1] || a[2] - b[2]; });
     return pairs.filter(function (p) { return p[1] > 0; }).slice(0, 3)
-      .map(function (p) { return "\u201c" + p[0] + "\u201d #" + (p[2] + 1) + " " + fmt(p[1]); }).join(", ");
+      .map(function (p) { return "\u201c" + p[0] + "\u201d at " + p[2] + " (" + fmt(p[1]) + ")"; }).join(", ");
   }
   function render() {
     var v = view(), W = v.w[st.layer][st.head], cur = st.hover || st.focus || st.pin;
@@ -515,12 +520,13 @@ function init(root) {
     var where = (v.layers.length > 1 ? v.layers[st.layer] + ", " : "") +
       (v.heads.length > 1 ? v.heads[st.head] + ": " : "");
     if (!cur) readout.textContent = where + "Hover, tap or focus a token (arrow keys move) to see its weights.";
-    else if (cur.side === "q") {
-      readout.textContent = where + "query \u201c" + v.q[cur.i] + "\u201d (" + (cur.i + 1) + " of " + nq +
-        ") attends most to " + (top(v.k.map(function (t, n) { return [t, W[cur.i][n], n]; })) || "nothing");
+    else if (cur.side === "q") {   // indices from 0, as in Python: "at index 6 of 0-10"
+      readout.textContent = where + "query \u201c" + v.q[cur.i] + "\u201d at index " + cur.i + " of 0\u2013" +
+        (nq - 1) + " attends most to " + (top(v.k.map(function (t, n) { return [t, W[cur.i][n], n]; })) || "nothing");
     } else {
-      readout.textContent = where + "key \u201c" + v.k[cur.i] + "\u201d (" + (cur.i + 1) + " of " + nk +
-        ") gets the most weight from " + (top(v.q.map(function (t, n) { return [t, W[n][cur.i], n]; })) || "no query");
+      readout.textContent = where + "key \u201c" + v.k[cur.i] + "\u201d at index " + cur.i + " of 0\u2013" +
+        (nk - 1) + " gets the most weight from " +
+        (top(v.q.map(function (t, n) { return [t, W[n][cur.i], n]; })) || "no query");
     }
   }
   // Keys are caught on the way down (capture on window), before the front end's own shortcuts see

@@ -14,6 +14,10 @@ Every chapter notebook carries its teaching metadata under the notebook-level ke
 admonition (the check compares them, so the two cannot drift apart). ``exercises`` maps every
 ``{exercise}`` label of the notebook to the objectives (numbered from 1) that it practises.
 
+An evidence notebook (see :mod:`coursekit.lessons`) has no objectives: its ``course`` metadata is
+only ``{"evidence_for": "<lesson stem>"}``. It gets no row of its own; the map mentions it, with
+a link, in its lesson's section.
+
 ``python -m coursekit.coursemap`` writes ``book/course_map.md`` from the chapters that
 carry the metadata; ``--check`` only compares and exits 1 when the page is out of date.
 """
@@ -26,6 +30,8 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+from .lessons import evidence_for
 
 __all__ = ["KEY", "validate_course_metadata", "admonition_objectives", "exercise_labels", "exercise_texts",
            "chapter_title", "render_course_map", "main"]
@@ -129,13 +135,34 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _evidence_pages(found: dict[str, tuple[Path, nbformat.NotebookNode]], lessons: set[str]) -> dict[str, str]:
+    """``{lesson stem: "{doc}`title <path>`"}`` for the evidence notebooks; ValueError for a bad one."""
+    pages = {}
+    for lesson, (path, nb) in found.items():
+        if set(nb.metadata[KEY]) != {"evidence_for"}:
+            raise ValueError(f"{path.name}: an evidence notebook's course metadata holds only 'evidence_for', "
+                             f"got {sorted(nb.metadata[KEY])}")
+        if lesson not in lessons:
+            raise ValueError(f"{path.name}: evidence_for names {lesson!r}, which is not a chapter with course "
+                             f"metadata")
+        pages[lesson] = f"{{doc}}`{_cell(chapter_title(nb))} <../chapters/{path.stem}>`"
+    return pages
+
+
 def render_course_map(notebooks: list[Path]) -> str:
-    """The Markdown of the course-map page for the notebooks that carry ``course`` metadata."""
-    chapters = []
+    """The Markdown of the course-map page for the notebooks that carry ``course`` metadata: a row
+    and a section per lesson, its evidence notebook (if any) linked from the section."""
+    chapters, evidence = [], {}
     for path in sorted(notebooks):
         nb = nbformat.read(path, as_version=4)
-        if KEY in nb.metadata:
+        if evidence_for(nb) is not None:
+            if evidence_for(nb) in evidence:
+                raise ValueError(f"{path.name}: {evidence[evidence_for(nb)][0].name} is already the evidence "
+                                 f"for {evidence_for(nb)!r}")
+            evidence[evidence_for(nb)] = (path, nb)
+        elif KEY in nb.metadata:
             chapters.append((path, nb, validate_course_metadata(nb, path.name)))
+    evidence_page = _evidence_pages(evidence, {path.stem for path, _, _ in chapters})
     lines = ["# Course map", "",
              "What each chapter teaches, what it assumes, how long it takes in class, and which exercise",
              "practises which objective. This page is generated from the `course` metadata of the chapter",
@@ -153,8 +180,11 @@ def render_course_map(notebooks: list[Path]) -> str:
     for path, nb, meta in chapters:
         lines += [f"## {chapter_title(nb)}", "",
                   f"{{doc}}`Read the chapter <../chapters/{path.stem}>`. About {meta['minutes']} minutes. "
-                  f"Prerequisites: {'; '.join(meta['prerequisites']) or 'none'}.", "",
-                  "| # | Objective | Practised by |", "|---:|---|---|"]
+                  f"Prerequisites: {'; '.join(meta['prerequisites']) or 'none'}.", ""]
+        if path.stem in evidence_page:
+            lines += [f"The evidence behind its claims (every sweep, control and check): {evidence_page[path.stem]}.",
+                      ""]
+        lines += ["| # | Objective | Practised by |", "|---:|---|---|"]
         for i, objective in enumerate(meta["objectives"], start=1):
             serving = [label for label, serves in meta["exercises"].items() if i in serves]
             refs = ", ".join(f"{{ref}}`{label} <{label}>`" for label in serving) or "(no exercise)"

@@ -1,8 +1,9 @@
-"""Slides: every chapter as a reveal.js deck a teacher can present, offline (``make slides``).
+"""Slides: every lesson as a reveal.js deck a teacher can present, offline (``make slides``).
 
-``python -m coursekit.slides`` writes ``_build/slides/<chapter>.slides.html`` for every
-``chapters/*.ipynb``, next to a local copy of reveal.js and MathJax, so the decks open from the
-file system (or any static server) with no network:
+``python -m coursekit.slides`` writes ``_build/slides/<chapter>.slides.html`` for every lesson of
+``chapters/`` (evidence notebooks, see :mod:`coursekit.lessons`, get no deck: their numbers reach the
+slides through the lesson's glue), next to a local copy of reveal.js and MathJax, so the decks open
+from the file system (or any static server) with no network:
 
     _build/slides/
         01_seq2seq_bottleneck.slides.html ...
@@ -11,7 +12,8 @@ file system (or any static server) with no network:
 
 A slide is short: a claim, a formula or a figure, with at most ``WORD_LIMIT`` (40) words of text.
 The longer prose goes into the speaker notes (press ``s`` in the deck). Figures are embedded in
-the HTML (PNG data URIs), so a deck is one file plus the shared reveal.js and MathJax folders.
+the HTML (PNG data URIs; the drawn diagrams as SVG data URIs, which stay sharp at any size), so a
+deck is one file plus the shared reveal.js and MathJax folders.
 
 Which cells become slides: Jupyter's slide metadata
     A cell is on a slide when its metadata has Jupyter's standard
@@ -25,7 +27,7 @@ Which cells become slides: Jupyter's slide metadata
 
     The title slide is made from the chapter's ``# N. Title`` heading unless the first cell is
     itself marked. A chapter with no slide metadata at all still gets a deck: the title slide and
-    every figure, each under its section heading, with the figure's caption as notes.
+    every figure and diagram, each under its section heading, with its caption as notes.
 
 What a slide shows: the cell, or the course's ``slide`` metadata
     An optional second key, ``"slide"``, holds what the cell shows when its own text is too long
@@ -52,9 +54,17 @@ What a slide shows: the cell, or the course's ``slide`` metadata
                 cell prints them). Default: all.
 
     A code cell shows its outputs, never its source: every PNG figure it displays and every claim
-    it checks (the ``checked: ...`` lines of ``attention_course.claims.expect``), each claim with a
-    tick and its measured values in small type. Its notes default to the figure's caption and the
-    prose of the Markdown cell before it.
+    it checks, each claim with a tick and its measured values in small type. A claim is read from
+    the rich output of ``attention_course.claims.expect`` (a display whose ``text/plain`` is
+    ``checked: <claim> (<values>)``) or from the same line printed to a stream (older outputs).
+    Its notes default to the figure's caption and the prose of the Markdown cell before it.
+
+    A Markdown cell shows its prose and every image it references with Markdown image syntax
+    (``![alt](../book/diagrams/ch01_encoder_decoder.svg)``, a path relative to the notebook),
+    embedded with its alt text: an SVG diagram as an ``image/svg+xml`` data URI, scaled as a
+    vector to fill the slide. A caption paragraph (one starting ``*Diagram.*`` or ``*Figure.*``)
+    goes to the speaker notes, so a cell that is only a diagram and its caption makes a slide of
+    its own. The images and captions do not count towards the word limit.
 
 The word limit
     Counted on what the slide shows, title included: words and numbers of the title, text and
@@ -69,15 +79,19 @@ Moving the slide metadata to another version of the chapters
     nothing but those two metadata keys.
 
 The MyST markup of the notebooks becomes plain Markdown (``myst_to_markdown``): glue roles show
-their stored values, citations show author and year, other roles show their text, and
-directives (admonitions, exercises) become a bold title followed by their body.
+their stored values (``{glue:}`key```, ``{glue:text}`key:.1f``` formatted, and
+``{glue:}`other_notebook::key``` from the lesson's evidence notebook), citations show author and
+year, other roles show their text, and directives (admonitions, exercises) become a bold title
+followed by their body.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import html
+import mimetypes
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -86,10 +100,12 @@ from pathlib import Path
 import nbformat
 
 from ._cli import report_written
+from .lessons import MARKDOWN_IMAGE, evidence_of, lesson_notebooks, markdown_images
 
 __all__ = ["WORD_LIMIT", "SLIDE_TYPES", "Slide", "SlideError", "build_slides", "render_deck", "count_words",
            "myst_to_markdown", "glue_values", "export_deck", "write_slides", "main", "reveal_source",
-           "mathjax_source", "copy_slide_metadata", "checked_claims", "markdown_html"]
+           "mathjax_source", "copy_slide_metadata", "checked_claims", "markdown_html", "markdown_images",
+           "svg_size"]
 
 WORD_LIMIT = 40
 SLIDE_TYPES = {"slide", "subslide", "fragment", "-", "notes", "skip"}
@@ -172,12 +188,37 @@ def _citations(bib: Path | None) -> dict[str, str]:
     return short
 
 
+def _glue_text(ref: str, is_text: bool, glue: dict[str, str]) -> str:
+    """The value a glue role shows: ``key``, ``doc::key`` (another notebook's glue, stored as
+    ``<doc stem>::key``) and, for ``{glue:text}``, ``key:<format spec>``."""
+    spec = None
+    if is_text:
+        head, _, tail = ref.rpartition(":")
+        if head and not head.endswith(":") and re.fullmatch(r"[^:]*[bcdeEfFgGnosxX%]", tail):
+            ref, spec = head, tail
+    doc, _, key = ref.rpartition("::")
+    if doc:
+        stem = doc.rstrip("/").rsplit("/", 1)[-1].removesuffix(".ipynb").removesuffix(".md")
+        value = glue.get(f"{stem}::{key}", glue.get(key))
+    else:
+        value = glue.get(key)
+    if value is None:
+        return ref
+    if spec:
+        kind = spec[-1]
+        try:
+            return format(value if kind == "s" else int(value) if kind in "bcdoxX" else float(value), spec)
+        except ValueError:
+            return value
+    return value
+
+
 def myst_to_markdown(text: str, glue: dict[str, str] | None = None, cites: dict[str, str] | None = None) -> str:
     """Plain Markdown for a MyST cell: roles resolved, directives flattened, targets dropped."""
     glue, cites = glue or {}, cites or {}
 
     def glue_role(m):
-        return glue.get(m.group(2).split("::")[-1], m.group(2))
+        return _glue_text(m.group(2), m.group(1) == ":text", glue)
 
     def cite_role(m):
         return "(" + "; ".join(cites.get(k.strip(), k.strip()) for k in m.group(1).split(",")) + ")"
@@ -267,12 +308,24 @@ _CHECKED = re.compile(r"^checked: (.*?)\s*$", re.M)
 _MEASURED = re.compile(r"^(.*\S)\s+\(([^()]*=[^()]*)\)$")
 
 
+def _joined(text) -> str:
+    return text if isinstance(text, str) else "".join(text)
+
+
 def checked_claims(cell) -> list[tuple[str, str]]:
-    """``(claim, measured values)`` for every ``checked:`` line a code cell printed."""
+    """``(claim, measured values)`` for every claim a code cell checked, in output order: each rich
+    output of ``expect`` (``text/plain`` starting ``checked: ``) and each ``checked:`` line printed."""
     claims = []
     for out in cell.get("outputs", []):
-        text = out.get("text", "") if out.get("output_type") == "stream" else ""
-        for m in _CHECKED.finditer(text if isinstance(text, str) else "".join(text)):
+        kind = out.get("output_type")
+        if kind == "stream":
+            text = _joined(out.get("text", ""))
+        elif kind in ("display_data", "execute_result"):
+            text = _joined(out.get("data", {}).get("text/plain", ""))
+            text = text if text.startswith("checked: ") else ""
+        else:
+            text = ""
+        for m in _CHECKED.finditer(text):
             line = m.group(1)
             measured = _MEASURED.match(line)
             claims.append((measured.group(1), measured.group(2)) if measured else (line, ""))
@@ -287,6 +340,62 @@ def _images(cell) -> list[str]:
         if png and not o.get("metadata", {}).get("scrapbook"):
             out.append(png if isinstance(png, str) else "".join(png))
     return out
+
+
+_CAPTION = re.compile(r"^\s*[*_](?:Diagram|Figure)\.[*_]")
+_SVG_LENGTH = re.compile(r"^\s*([\d.]+)\s*(px|pt)?\s*$")
+DIAGRAM_BOX = {"tall": (1180, 540), "medium": (1180, 440), "short": (1180, 330)}
+DIAGRAM_MAX_SCALE = 2.0
+
+
+def svg_size(svg: str) -> tuple[float, float] | None:
+    """The natural size of an SVG in CSS px (its ``width``/``height``, pt converted; else the viewBox)."""
+    root = re.search(r"<svg\b[^>]*>", svg)
+    if root is None:
+        return None
+    attrs = dict(re.findall(r'([\w:-]+)\s*=\s*"([^"]*)"', root.group(0)))
+    size = []
+    for name in ("width", "height"):
+        m = _SVG_LENGTH.match(attrs.get(name, ""))
+        size.append(float(m.group(1)) * (4 / 3 if m.group(2) == "pt" else 1) if m else None)
+    if None in size and "viewBox" in attrs:
+        size = [float(v) for v in re.split(r"[\s,]+", attrs["viewBox"].strip())[2:4]]
+    return (size[0], size[1]) if None not in size and len(size) == 2 and size[0] > 0 and size[1] > 0 else None
+
+
+def _split_images(text: str) -> tuple[str, list[tuple[str, str]], list[str]]:
+    """A Markdown text without its images and their caption paragraphs: the rest, the images
+    ``(alt, src)`` and the captions."""
+    images = markdown_images(text)
+    if not images:
+        return text, [], []
+    rest, captions = [], []
+    for para in re.split(r"\n\s*\n", MARKDOWN_IMAGE.sub("", text)):
+        if _CAPTION.match(para):
+            captions.append(para.strip())
+        elif para.strip():
+            rest.append(para.strip("\n"))
+    return "\n\n".join(rest), images, captions
+
+
+def _embed_image(alt: str, src: str, base: Path | None, size: str, where: str) -> str:
+    """An ``<img>`` with the picture at ``src`` (relative to ``base``) embedded as a data URI."""
+    if re.match(r"[a-z][a-z0-9+.-]*:|//", src, re.I):
+        raise SlideError(f"{where}: the image {src!r} is not a local file; a deck embeds its pictures")
+    path = (base or Path(".")) / src
+    if not path.is_file():
+        raise SlideError(f"{where}: the image {src!r} ({path}) does not exist")
+    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    data = base64.b64encode(path.read_bytes()).decode()
+    dims = ""
+    if mime == "image/svg+xml":
+        natural = svg_size(path.read_text(encoding="utf-8"))
+        if natural:
+            box_w, box_h = DIAGRAM_BOX[size]
+            scale = min(box_w / natural[0], box_h / natural[1], DIAGRAM_MAX_SCALE)
+            dims = f' width="{round(natural[0] * scale)}" height="{round(natural[1] * scale)}"'
+    return (f'<img class="figure diagram {size}" alt="{html.escape(alt)}"{dims} '
+            f'src="data:{mime};base64,{data}">')
 
 
 def _split_heading(text: str) -> tuple[str | None, str]:
@@ -327,10 +436,11 @@ def _slide_type(cell, where: str) -> str | None:
 
 
 def _fallback_types(nb) -> list[str]:
-    """No slide metadata at all: every figure (the title slide is added as always)."""
+    """No slide metadata at all: every figure and diagram (the title slide is added as always)."""
     kinds = []
-    for cell in nb.cells:
-        if cell.cell_type == "code" and _images(cell):
+    for i, cell in enumerate(nb.cells):
+        if (cell.cell_type == "code" and _images(cell)) or \
+                (i > 0 and cell.cell_type == "markdown" and markdown_images(cell.source)):
             kinds.append("slide")
         else:
             kinds.append("skip")
@@ -338,8 +448,13 @@ def _fallback_types(nb) -> list[str]:
 
 
 def build_slides(nb: nbformat.NotebookNode, name: str = "notebook", glue: dict[str, str] | None = None,
-                 cites: dict[str, str] | None = None, limit: int = WORD_LIMIT) -> list[Slide]:
-    """The slides of one chapter (see the module docstring); raises SlideError naming the cell."""
+                 cites: dict[str, str] | None = None, limit: int = WORD_LIMIT,
+                 base: Path | None = None) -> list[Slide]:
+    """The slides of one chapter (see the module docstring); raises SlideError naming the cell.
+
+    ``base`` is the notebook's folder, against which the images of its Markdown cells are found
+    (default: the current directory).
+    """
     glue = glue_values(nb) if glue is None else glue
 
     def flat(text: str) -> str:
@@ -347,23 +462,26 @@ def build_slides(nb: nbformat.NotebookNode, name: str = "notebook", glue: dict[s
 
     places = [f"{name}: cell {c.get('id', '?')} (index {i})" for i, c in enumerate(nb.cells)]
     kinds = [_slide_type(c, places[i]) for i, c in enumerate(nb.cells)]
-    if not any(k not in (None, "skip") for k in kinds):
+    fallback = not any(k not in (None, "skip") for k in kinds)
+    if fallback:
         kinds = _fallback_types(nb)
     slides: list[Slide] = []
     section, last_prose = name, ""
     for i, cell in enumerate(nb.cells):
         where, kind = places[i], kinds[i] or "skip"
         meta = _meta(cell, where)
-        heading, prose, last_heading, tail = None, "", None, ""
+        heading, prose, last_heading, tail, images, captions = None, "", None, "", [], []
         if cell.cell_type == "markdown":
-            text_md = flat(cell.source)
+            text_md, images, captions = _split_images(flat(cell.source))
             heading, prose = _split_heading(text_md)
             heads = list(_HEADING.finditer(text_md))
             last_heading = heads[-1].group(1).strip() if heads else None
             tail = _split_heading(text_md[heads[-1].start():])[1] if heads else prose
         auto_title = i == 0 and kind == "skip" and cell.cell_type == "markdown" and heading is not None
         if auto_title:                                      # the chapter's title slide: heading only
-            kind, meta = "slide", {**meta, "text": meta.get("text", "")}
+            kind, meta, images = "slide", {**meta, "text": meta.get("text", "")}, []
+        elif fallback and images:                           # an unmarked diagram: the picture, prose in notes
+            meta = {**meta, "text": meta.get("text", "")}
         if kind == "skip":
             section = last_heading or section
             last_prose = tail or last_prose
@@ -386,6 +504,12 @@ def build_slides(nb: nbformat.NotebookNode, name: str = "notebook", glue: dict[s
             if shown:
                 slide.add(f'<div class="text">{markdown_html(shown)}</div>', fragment)
                 slide.words += count_words(shown)
+            if images:
+                size = "tall" if slide.words <= 12 else "medium" if slide.words <= 24 else "short"
+                figs = "".join(_embed_image(alt, src, base, size, where) for alt, src in images)
+                slide.add(f'<div class="figures n{len(images)}">{figs}</div>', fragment)
+                slide.images += len(images)
+                slide.notes.extend(captions)
             if text is not None and prose:
                 slide.notes.append(prose)
             section = last_heading or section
@@ -454,6 +578,7 @@ _STYLE = """
 .reveal img.figure.tall { max-height: 540px; }
 .reveal img.figure.medium { max-height: 440px; }
 .reveal img.figure.short { max-height: 330px; }
+.reveal img.figure.diagram { height: auto; }
 .reveal ul.checks { list-style: none; margin: 0.3em 0 0 0; font-size: 0.8em; }
 .reveal ul.checks li { margin: 0.2em 0; line-height: 1.25; }
 .reveal ul.checks li::before { content: "\\2713\\00a0"; color: #1a7f37; font-weight: bold; }
@@ -511,24 +636,36 @@ def render_deck(slides: list[Slide], title: str) -> str:
                         width=WIDTH, height=HEIGHT)
 
 
-def export_deck(nb: nbformat.NotebookNode, name: str, bib: Path | None = None) -> str:
-    """The HTML of one chapter's deck (assets referenced relative to the HTML file)."""
-    slides = build_slides(nb, name, glue_values(nb), _citations(bib))
+def export_deck(nb: nbformat.NotebookNode, name: str, bib: Path | None = None, base: Path | None = None,
+                evidence: dict[str, nbformat.NotebookNode] | None = None) -> str:
+    """The HTML of one chapter's deck (assets referenced relative to the HTML file).
+
+    ``base`` is the notebook's folder (its images are found from there); ``evidence`` maps the stem
+    of each notebook the lesson pastes glue from (``{glue:}`stem::key```) to that notebook.
+    """
+    glue = {f"{stem}::{key}": value for stem, other in (evidence or {}).items()
+            for key, value in glue_values(other).items()}
+    glue.update(glue_values(nb))
+    slides = build_slides(nb, name, glue, _citations(bib), base=base)
     title = re.sub(r"\$[^$]*\$", "", slides[0].title) if slides else name
     return render_deck(slides, title)
 
 
 def write_slides(chapters: Path, out_dir: Path, bib: Path | None = None) -> list[Path]:
-    """Write a deck for every ``chapters/*.ipynb`` plus the local reveal.js and MathJax."""
-    notebooks = sorted(Path(chapters).glob("*.ipynb"))
+    """Write a deck for every lesson of ``chapters`` (not the evidence notebooks) plus the local
+    reveal.js and MathJax."""
+    notebooks = lesson_notebooks(chapters)
     if not notebooks:
         raise ValueError(f"no notebooks found in {chapters}")
+    evidence = evidence_of(chapters)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     _copy_assets(out_dir)
     written = []
     for path in notebooks:
-        html_text = export_deck(nbformat.read(path, as_version=4), path.stem, bib)
+        supporting = {p.stem: nbformat.read(p, as_version=4) for p in [evidence.get(path.stem)] if p}
+        html_text = export_deck(nbformat.read(path, as_version=4), path.stem, bib, base=path.parent,
+                                evidence=supporting)
         target = out_dir / f"{path.stem}.slides.html"
         target.write_text(html_text, encoding="utf-8")
         written.append(target)

@@ -1,7 +1,14 @@
-"""The student edition: every chapter notebook with its solutions removed and its self-checks kept.
+"""The student edition: every lesson with its solutions removed and its self-checks kept.
 
 ``python -m coursekit.student`` (``make student``) reads ``chapters/*.ipynb`` and writes
-``_build/student/<same name>.ipynb``. In each notebook:
+``_build/student/<same name>.ipynb``, with the drawn diagrams the notebooks show beside them::
+
+    _build/student/
+        01_seq2seq_bottleneck.ipynb            the lesson, solutions removed, outputs cleared
+        01_seq2seq_bottleneck_evidence.ipynb   its evidence notebook, as it is (outputs kept)
+        diagrams/ch01_encoder_decoder.svg ...  every diagram a notebook references
+
+In each lesson (see :mod:`coursekit.lessons`):
 
 * every gated solution, from the markdown cell that opens it (```` ```{solution-start} label````)
   to the one that closes it (```` ```{solution-end}````), both included, becomes two cells: a
@@ -12,6 +19,17 @@
 * every output and execution count is cleared, and the per-cell execution timestamps dropped.
 
 Nothing else changes: the exercises' text, the chapter's narrative and code stay as they are.
+An evidence notebook has no exercises and is copied as it is, outputs included (it is the record
+of the runs behind the lesson; a student reads it without a four-minute run). A solution found in
+an evidence notebook is an error, since it would be handed out.
+
+Diagrams: a notebook shows a diagram with Markdown image syntax and a path relative to
+``chapters/`` (``![alt](../book/diagrams/ch01_x.svg)``). Every image path that points into the
+diagrams folder (``book/diagrams`` beside ``chapters/``) is rewritten to ``diagrams/ch01_x.svg``
+and the file copied to ``_build/student/diagrams/``, so the student edition is one folder that
+works wherever it is unpacked. An image path that points at a missing file is an error naming the
+notebook and the cell.
+
 The written notebooks are deterministic (the new cells get ids derived from the exercise label),
 so building twice gives identical files.
 """
@@ -20,19 +38,23 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
 
 from ._cli import report_written
+from .lessons import is_evidence
 
-__all__ = ["student_notebook", "solution_cells", "write_student_edition", "main", "PLACEHOLDER_CODE",
-           "PLACEHOLDER_MARKDOWN"]
+__all__ = ["student_notebook", "solution_cells", "write_student_edition", "relink_diagrams", "main",
+           "PLACEHOLDER_CODE", "PLACEHOLDER_MARKDOWN", "DIAGRAMS"]
 
 PLACEHOLDER_MARKDOWN = "**Your solution here.** Write your answer in the code cell below, then run the check after it."
 PLACEHOLDER_CODE = "# your code"
 SOLUTION_TAG = "solution"
+DIAGRAMS = "diagrams"            # the folder of the student edition that holds the diagrams
 
 _FENCE = r"^\s*(?:`{3,}|:{3,})\s*"
 _START = re.compile(_FENCE + r"\{solution-start\}\s*(\S+)")
@@ -108,20 +130,75 @@ def student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> nbfor
     return out
 
 
-def write_student_edition(chapters: Path, out_dir: Path) -> list[Path]:
-    """Write the student edition of every ``chapters/*.ipynb`` into ``out_dir``; return the paths."""
+# A Markdown image target, ![alt](path) or ![alt](path "title"), or an HTML src="path".
+_IMAGE_TARGET = re.compile(r"(!\[[^\]]*\]\(\s*<?)([^)\s>]+)|(\bsrc=[\"'])([^\"']+)")
+
+
+def relink_diagrams(nb: nbformat.NotebookNode, chapters: Path, diagrams: Path,
+                    name: str = "notebook") -> tuple[nbformat.NotebookNode, dict[str, Path]]:
+    """A copy of ``nb`` whose image paths into ``diagrams`` read ``diagrams/<file>``, and the files
+    they name (``{new path: source file}``). Paths are relative to ``chapters``, as in the book.
+
+    Raises ValueError, naming the notebook and the cell, for an image path into ``diagrams`` whose
+    file does not exist.
+    """
+    diagrams = Path(os.path.abspath(diagrams))
+    out, files = copy.deepcopy(nb), {}
+    for i, cell in enumerate(out.cells):
+        if cell.cell_type != "markdown":
+            continue
+
+        def relink(m, i=i, cell=cell):
+            target = m.group(2) or m.group(4)
+            if re.match(r"[a-z][a-z0-9+.-]*:|//|/|#", target, re.I):
+                return m.group(0)
+            path = Path(os.path.abspath(Path(chapters) / target))
+            if diagrams not in path.parents:
+                return m.group(0)
+            if not path.is_file():
+                raise ValueError(f"{name}: cell {i} ({cell.get('id', '?')}) shows the image {target!r}, "
+                                 f"but {path} does not exist")
+            new = f"{DIAGRAMS}/{path.relative_to(diagrams).as_posix()}"
+            files[new] = path
+            return (m.group(1) or m.group(3)) + new
+
+        cell.source = _IMAGE_TARGET.sub(relink, cell.source)
+    return out, files
+
+
+def write_student_edition(chapters: Path, out_dir: Path, diagrams: Path | None = None) -> list[Path]:
+    """Write the student edition of every ``chapters/*.ipynb`` into ``out_dir``, with the diagrams
+    they show in ``out_dir/diagrams``; return the paths written. ``diagrams`` defaults to
+    ``book/diagrams`` beside ``chapters``."""
     chapters, out_dir = Path(chapters), Path(out_dir)
+    diagrams = Path(diagrams) if diagrams is not None else chapters.parent / "book" / "diagrams"
     notebooks = sorted(chapters.glob("*.ipynb"))
     if not notebooks:
         raise ValueError(f"no notebooks found in {chapters}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, pictures = [], {}
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
-        student = student_notebook(nb, path.name)
+        if is_evidence(nb):
+            found = solution_cells(nb, path.name)
+            if found:
+                raise ValueError(f"{path.name}: an evidence notebook is handed out as it is, but it holds "
+                                 f"the solution(s) {[label for label, _ in found]}; move them to the lesson")
+            student = nb
+        else:
+            student = student_notebook(nb, path.name)
+        student, files = relink_diagrams(student, chapters, diagrams, path.name)
+        pictures.update(files)
         nbformat.validate(student)
         target = out_dir / path.name
         nbformat.write(student, target)
+        written.append(target)
+    if (out_dir / DIAGRAMS).exists():
+        shutil.rmtree(out_dir / DIAGRAMS)
+    for rel, source in sorted(pictures.items()):
+        target = out_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
         written.append(target)
     return written
 
@@ -130,8 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m coursekit.student", description=__doc__.split("\n")[0])
     parser.add_argument("--chapters", type=Path, default=Path("chapters"), help="folder of chapter notebooks")
     parser.add_argument("--out", type=Path, default=Path("_build/student"), help="output folder")
+    parser.add_argument("--diagrams", type=Path, default=None,
+                        help="folder of the drawn diagrams (default: book/diagrams beside --chapters)")
     args = parser.parse_args(argv)
-    return report_written(lambda: write_student_edition(args.chapters, args.out))
+    return report_written(lambda: write_student_edition(args.chapters, args.out, args.diagrams))
 
 
 if __name__ == "__main__":

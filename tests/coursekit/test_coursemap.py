@@ -21,10 +21,12 @@ from coursekit.coursemap import (
     render_course_map,
     validate_course_metadata,
 )
+from coursekit.lessons import is_evidence
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER_FILES = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
-WITH_METADATA = [p for p in CHAPTER_FILES if KEY in nbformat.read(p, as_version=4).metadata]
+WITH_METADATA = [p for p in CHAPTER_FILES if KEY in nbformat.read(p, as_version=4).metadata and not is_evidence(p)]
+EVIDENCE = [p for p in CHAPTER_FILES if is_evidence(p)]
 PAGE = ROOT / "book" / "course_map.md"
 
 
@@ -41,6 +43,11 @@ def test_chapter_is_on_the_course_map(path):
     assert f"<../chapters/{path.stem}>" in PAGE.read_text(encoding="utf-8")
     for label in exercise_labels(nb):
         assert f"{{ref}}`{label} <{label}>`" in PAGE.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", EVIDENCE, ids=lambda p: p.stem)
+def test_evidence_page_is_linked_from_its_chapter(path):
+    assert f"<../chapters/{path.stem}>" in PAGE.read_text(encoding="utf-8")
 
 
 def test_course_map_page_is_up_to_date():
@@ -127,6 +134,36 @@ def test_render_and_check_round_trip(tmp_path, capsys):
     nb.metadata[KEY]["minutes"] = 1
     nbformat.write(nb, chapters / "09_demo.ipynb")
     assert main(args) == 1 and "minutes" in capsys.readouterr().err
+
+
+def _evidence(lesson="09_demo", **extra) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 9. Demo: the evidence\n\nEvery seed.")])
+    nb.metadata[KEY] = {"evidence_for": lesson, **extra}
+    return nb
+
+
+def test_evidence_is_mentioned_under_its_lesson_and_has_no_row(tmp_path):
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    nbformat.write(_chapter(), chapters / "09_demo.ipynb")
+    nbformat.write(_evidence(), chapters / "09_demo_evidence.ipynb")
+    text = render_course_map(sorted(chapters.glob("*.ipynb")))
+    assert "The evidence behind its claims (every sweep, control and check): " \
+           "{doc}`9. Demo: the evidence <../chapters/09_demo_evidence>`." in text
+    assert text.count("<../chapters/09_demo_evidence>") == 1                      # no row, no section
+    assert text.index("## 9. Demo chapter") < text.index("09_demo_evidence") < text.index("| # | Objective")
+    assert "| **Total** | **90** |" in text
+
+
+@pytest.mark.parametrize("evidence, message", [
+    (_evidence(objectives=["x"]), "holds only 'evidence_for'"),
+    (_evidence("08_missing"), "evidence_for names '08_missing', which is not a chapter"),
+])
+def test_bad_evidence_metadata_is_named(tmp_path, evidence, message):
+    nbformat.write(_chapter(), tmp_path / "09_demo.ipynb")
+    nbformat.write(evidence, tmp_path / "09_demo_evidence.ipynb")
+    with pytest.raises(ValueError, match=rf"09_demo_evidence.ipynb: .*{message}"):
+        render_course_map(sorted(tmp_path.glob("*.ipynb")))
 
 
 def test_empty_course_map_says_so():

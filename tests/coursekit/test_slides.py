@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from coursekit.lessons import lesson_notebooks
 from coursekit.slides import (
     WORD_LIMIT,
     SlideError,
@@ -21,12 +22,14 @@ from coursekit.slides import (
     export_deck,
     glue_values,
     main,
+    markdown_images,
     myst_to_markdown,
+    svg_size,
     write_slides,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTER_FILES = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+CHAPTER_FILES = lesson_notebooks(ROOT / "chapters")          # decks come from lessons, never from evidence
 # A 1 x 1 PNG.
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d49444154789c6360000002000100"
@@ -62,8 +65,19 @@ def _stdout(text):
     return nbformat.v4.new_output("stream", name="stdout", text=text)
 
 
+def _claim(text):
+    """The rich output of attention_course.claims.expect: text/plain and the HTML details."""
+    return nbformat.v4.new_output("display_data", data={
+        "text/plain": text, "text/html": f'<details class="claim"><summary>&#10003; {text}</summary></details>'})
+
+
 def _nb(*cells):
     return nbformat.v4.new_notebook(cells=list(cells))
+
+
+SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="640px" height="240px" viewBox="0 0 640 240">'
+       '<rect width="640" height="240" fill="#fafafa"/><text x="20" y="40" style="font: 14px sans-serif">'
+       'encoder</text></svg>')
 
 
 LONG = " ".join(f"word{i}" for i in range(60))
@@ -131,6 +145,19 @@ def test_checked_claims_parsed_with_measured_values():
                                     ("gradient search never beats the exact search", "")]
 
 
+def test_checked_claims_read_from_the_rich_output_of_expect():
+    cell = _code(outputs=[_claim("checked: long strings fail (accuracy < 0.35) (acc = 0.18)"),
+                          _claim("checked: a claim without values"),
+                          nbformat.v4.new_output("display_data", data={"text/plain": "not a claim checked: x"}),
+                          _stdout("checked: the old form still counts (b = 2)\n")])
+    assert checked_claims(cell) == [("long strings fail (accuracy < 0.35)", "acc = 0.18"),
+                                    ("a claim without values", ""), ("the old form still counts", "b = 2")]
+    nb = _nb(_md("# 9. Demo"), _code("slide", [_claim("checked: rich claims reach the slide (x = 1)")]))
+    html = "".join(b for b, _ in build_slides(nb, "demo")[1].blocks)
+    assert '<ul class="checks">' in html and "rich claims reach the slide" in html and "x = 1" in html
+    assert "<details" not in html
+
+
 def test_code_slide_embeds_images_and_shows_claims_not_code():
     out = _stdout("noise\nchecked: the claim holds (x > 1) (x = 2)\nchecked: another one (y = 3)\n")
     nb = _nb(_md("# 9. Demo"), _md("## 9.1 Part"), _code("slide", [_figure(), out], caption="Cap.", checks=[1]))
@@ -164,6 +191,79 @@ def test_unmarked_chapter_gets_title_and_figures():
     assert [s.title for s in slides] == ["9. Demo", "9.1 Part"] and slides[1].images == 1
 
 
+# ------------------------------------------------------------------ diagrams in Markdown cells
+
+def _diagram_dir(tmp_path):
+    chapters, diagrams = tmp_path / "chapters", tmp_path / "book" / "diagrams"
+    chapters.mkdir()
+    diagrams.mkdir(parents=True)
+    (diagrams / "ch09_demo.svg").write_text(SVG, encoding="utf-8")
+    return chapters
+
+
+def test_svg_size_and_markdown_images():
+    assert svg_size(SVG) == (640, 240)
+    assert svg_size('<svg width="480pt" height="360pt">') == (640, 480)
+    assert svg_size('<svg viewBox="0 0 300 100">') == (300, 100)
+    assert svg_size("<p>no svg</p>") is None
+    assert markdown_images('Text ![An encoder, a vector.](../book/diagrams/a.svg) and ![b](b.svg "title")') == \
+        [("An encoder, a vector.", "../book/diagrams/a.svg"), ("b", "b.svg")]
+
+
+def test_a_diagram_cell_is_a_slide_with_the_svg_embedded_and_the_caption_as_notes(tmp_path):
+    chapters = _diagram_dir(tmp_path)
+    cell = _md("![The encoder reads the digits; one vector goes to the decoder.](../book/diagrams/ch09_demo.svg)\n\n"
+               "*Diagram.* The plain encoder-decoder: every digit passes through one vector of "
+               + " ".join(["many"] * 40) + " words.", "slide")
+    nb = _nb(_md("# 9. Demo"), _md("## 9.1 The bottleneck"), cell)
+    slide = build_slides(nb, "demo", base=chapters)[1]
+    html = "".join(b for b, _ in slide.blocks)
+    data = base64.b64encode(SVG.encode()).decode()
+    assert f'src="data:image/svg+xml;base64,{data}"' in html
+    assert 'alt="The encoder reads the digits; one vector goes to the decoder."' in html
+    assert 'width="1180" height="442"' in html
+    assert slide.title == "9.1 The bottleneck" and slide.images == 1
+    assert slide.words == count_words("9.1 The bottleneck")           # the alt and caption do not count
+    assert slide.notes and slide.notes[0].startswith("*Diagram.* The plain encoder-decoder")
+    assert "Diagram." not in html
+
+
+def test_a_diagram_beside_prose_shows_both(tmp_path):
+    chapters = _diagram_dir(tmp_path)
+    nb = _nb(_md("# 9. Demo"), _md("## 9.1 Part\n\nOne vector for all.\n\n![alt](../book/diagrams/ch09_demo.svg)\n\n"
+                                   "*Diagram.* Caption.", "slide"))
+    slide = build_slides(nb, "demo", base=chapters)[1]
+    html = "".join(b for b, _ in slide.blocks)
+    assert "One vector for all." in html and "data:image/svg+xml;base64," in html
+    assert slide.notes == ["*Diagram.* Caption."]
+
+
+def test_a_diagram_scales_up_as_a_vector_within_the_slide(tmp_path):
+    chapters = _diagram_dir(tmp_path)
+    nb = _nb(_md("# 9. Demo"), _md("![alt](../book/diagrams/ch09_demo.svg)", "slide"))
+    html = "".join(b for b, _ in build_slides(nb, "demo", base=chapters)[1].blocks)
+    # 640 x 240 fits 1180 x 540 at 1.84x (the width decides); never more than twice the natural size
+    assert 'width="1180" height="442"' in html
+
+
+def test_a_missing_or_remote_diagram_is_named(tmp_path):
+    chapters = _diagram_dir(tmp_path)
+    nb = _nb(_md("# 9. Demo"), _md("![alt](../book/diagrams/ch09_gone.svg)", "slide"))
+    with pytest.raises(SlideError, match=r"demo: cell .* \(index 1\): the image '../book/diagrams/ch09_gone.svg'"):
+        build_slides(nb, "demo", base=chapters)
+    nb = _nb(_md("# 9. Demo"), _md("![alt](https://example.org/x.svg)", "slide"))
+    with pytest.raises(SlideError, match="not a local file"):
+        build_slides(nb, "demo", base=chapters)
+
+
+def test_unmarked_chapter_gets_its_diagrams_too(tmp_path):
+    chapters = _diagram_dir(tmp_path)
+    nb = _nb(_md("# 9. Demo"), _md(f"## 9.1 Part\n\n{LONG}\n\n![alt](../book/diagrams/ch09_demo.svg)\n\n*Diagram.* C."))
+    slides = build_slides(nb, "demo", base=chapters)
+    assert [s.title for s in slides] == ["9. Demo", "9.1 Part"] and slides[1].images == 1
+    assert slides[1].notes == ["*Diagram.* C.", LONG]                # the long prose went to the notes
+
+
 # ------------------------------------------------------------------ MyST, glue, HTML
 
 def test_myst_is_flattened():
@@ -179,6 +279,14 @@ def test_myst_is_flattened():
                   "keys,", "the setup,", "thm-x.", "**Learning objectives**\n\nAfter this chapter",
                   "**Exercise**\n\nDo $x^2$."):
         assert piece in out, piece
+
+
+def test_glue_from_another_notebook_and_format_specs():
+    glue = {"acc": "0.97531", "01_demo_evidence::gap": "12.5", "gap": "own"}
+    out = myst_to_markdown("{glue:text}`acc:.1%`, {glue:}`01_demo_evidence::gap`, "
+                           "{glue:}`../chapters/01_demo_evidence.ipynb::gap`, {glue:text}`01_demo_evidence::gap:.0f`, "
+                           "{glue:}`gap`, {glue:}`missing`", glue)
+    assert out == "97.5%, 12.5, 12.5, 12, own, missing"
 
 
 def test_glue_values_read_from_outputs():
@@ -224,7 +332,7 @@ def test_every_chapter_marks_its_slides(path):
     nb = nbformat.read(path, as_version=4)
     marked = [c for c in nb.cells if c.metadata.get("slideshow", {}).get("slide_type", "skip") != "skip"]
     assert len(marked) >= 8, f"{path.stem}: only {len(marked)} cells marked for slides"
-    slides = build_slides(nb, path.stem)
+    slides = build_slides(nb, path.stem, base=path.parent)
     assert sum(s.images for s in slides) >= 2, f"{path.stem}: fewer than two figures on its slides"
     assert any("ul class=\"checks\"" in b for s in slides for b, _ in s.blocks), f"{path.stem}: no checked claim"
     assert all(s.notes for s in slides), [s.title for s in slides if not s.notes]
@@ -237,6 +345,23 @@ def test_every_chapter_has_a_deck_whose_assets_exist(path, decks):
         assert not re.match(r"[a-z]+://|//", ref), f"{path.stem}: {ref} is not local"
         assert (decks / ref).is_file(), f"{path.stem}: {ref} is missing from the slides folder"
     assert "{glue" not in html and "{cite}" not in html and "{term}" not in html
+
+
+def test_decks_come_from_lessons_only_and_quote_the_evidence(tmp_path):
+    chapters = _diagram_dir(tmp_path)
+    lesson = _nb(_md("# 9. Demo"), _md("## 9.1 Part", "slide", text="Gap {glue:}`09_demo_evidence::gap` points."),
+                 _md("![The drawing.](../book/diagrams/ch09_demo.svg)\n\n*Diagram.* Caption.", "slide"))
+    glued = nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": "12.5"},
+                                   metadata={"scrapbook": {"mime_prefix": "application/papermill.record/",
+                                                           "name": "gap"}})
+    evidence = _nb(_md("# 9. Demo: the evidence"), _code("slide", [_figure()]), _code(outputs=[glued]))
+    evidence.metadata["course"] = {"evidence_for": "09_demo"}
+    nbformat.write(lesson, chapters / "09_demo.ipynb")
+    nbformat.write(evidence, chapters / "09_demo_evidence.ipynb")
+    written = write_slides(chapters, tmp_path / "out")
+    assert [p.name for p in written] == ["09_demo.slides.html"]
+    html = written[0].read_text(encoding="utf-8")
+    assert "Gap 12.5 points." in html and "data:image/svg+xml;base64," in html and 'alt="The drawing."' in html
 
 
 def test_copy_slide_metadata_by_cell_id(tmp_path):

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from coursekit.lessons import evidence_notebooks, lesson_notebooks, markdown_images
 from coursekit.student import (
+    DIAGRAMS,
     PLACEHOLDER_CODE,
     PLACEHOLDER_MARKDOWN,
     main,
@@ -23,7 +25,9 @@ from coursekit.student import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+ALL_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+CHAPTERS = lesson_notebooks(ROOT / "chapters")              # the lessons: they hold the exercises
+EVIDENCE = evidence_notebooks(ROOT / "chapters")
 EXECUTED_CHAPTERS = ["05_attention_cca"]  # about 10 s up to its first exercise on one core
 EXERCISE = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{exercise\}")
 
@@ -98,8 +102,27 @@ def test_outputs_cleared(path, student_dir):
 
 def test_deterministic(tmp_path, student_dir):
     write_student_edition(ROOT / "chapters", tmp_path)
-    for path in CHAPTERS:
+    for path in ALL_NOTEBOOKS:
         assert (tmp_path / path.name).read_bytes() == (student_dir / path.name).read_bytes()
+
+
+@pytest.mark.parametrize("path", EVIDENCE, ids=lambda p: p.stem)
+def test_evidence_handed_out_as_it_is(path, student_dir):
+    nb, student = _read(path), _read(student_dir / path.name)
+    assert not solution_cells(nb, path.name)
+    assert [c.cell_type for c in student.cells] == [c.cell_type for c in nb.cells]
+    assert [c.get("outputs") for c in student.cells] == [c.get("outputs") for c in nb.cells]
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_image_of_the_student_edition_is_there(path, student_dir):
+    """Each image a student notebook shows resolves, from the notebook's folder, to a file that exists."""
+    student = _read(student_dir / path.name)
+    for i, cell in enumerate(student.cells):
+        for _, target in markdown_images(cell.source) if cell.cell_type == "markdown" else []:
+            if not re.match(r"[a-z]+:|/", target):
+                assert (student_dir / target).is_file(), f"{path.name} cell {i}: {target} is missing"
+                assert target.startswith(f"{DIAGRAMS}/"), f"{path.name} cell {i}: {target} not relinked"
 
 
 # ---------------------------------------------------------------- synthetic notebooks
@@ -131,6 +154,63 @@ def test_gated_one_cell_and_tagged_solutions_removed():
         ["your-ex-a-code", "your-ex-b-code", "your-cell-6-code"]
 
 
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><text>x</text></svg>'
+
+
+def _course(tmp_path):
+    chapters, diagrams = tmp_path / "chapters", tmp_path / "book" / "diagrams"
+    chapters.mkdir()
+    diagrams.mkdir(parents=True)
+    (diagrams / "ch09_a.svg").write_text(SVG)
+    (diagrams / "ch09_unused.svg").write_text(SVG)
+    lesson = _nb(("md", "# 9. Demo\n\n![A drawing of a.](../book/diagrams/ch09_a.svg)\n\n*Diagram.* A."),
+                 ("code", "x = 1"),
+                 ("md", "```{exercise}\n:label: ex-a\nDo it.\n```"),
+                 ("md", "```{solution-start} ex-a\n:class: dropdown\n```\nSecret."),
+                 ("md", "```{solution-end}\n```"),
+                 ("code", "check(x)"),
+                 ("md", '<img alt="b" src="../book/diagrams/ch09_a.svg"> and a [link](../book/setup.md)'))
+    lesson.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    evidence = _nb(("md", "# 9. Demo: the evidence\n\n![Again a.](../book/diagrams/ch09_a.svg)"), ("code", "y = 2"))
+    evidence.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="checked: y (y = 2)\n")]
+    evidence.cells[1].execution_count = 3
+    evidence.metadata["course"] = {"evidence_for": "09_demo"}
+    nbformat.write(lesson, chapters / "09_demo.ipynb")
+    nbformat.write(evidence, chapters / "09_demo_evidence.ipynb")
+    return chapters
+
+
+def test_evidence_as_it_is_lessons_without_solutions_and_diagrams_beside_them(tmp_path):
+    chapters = _course(tmp_path)
+    out = tmp_path / "student"
+    written = write_student_edition(chapters, out)
+    assert sorted(p.relative_to(out).as_posix() for p in written) == \
+        ["09_demo.ipynb", "09_demo_evidence.ipynb", "diagrams/ch09_a.svg"]       # only what is shown
+    assert (out / "diagrams" / "ch09_a.svg").read_text() == SVG
+    lesson = _read(out / "09_demo.ipynb")
+    text = "\n".join(c.source for c in lesson.cells)
+    assert "![A drawing of a.](diagrams/ch09_a.svg)" in text and 'src="diagrams/ch09_a.svg"' in text
+    assert "[link](../book/setup.md)" in text                                     # links are not images
+    assert "Secret." not in text and lesson.cells[1].outputs == []
+    evidence = _read(out / "09_demo_evidence.ipynb")
+    original = _read(chapters / "09_demo_evidence.ipynb")
+    assert evidence.cells[0].source == "# 9. Demo: the evidence\n\n![Again a.](diagrams/ch09_a.svg)"
+    assert evidence.cells[1] == original.cells[1] and evidence.metadata == original.metadata   # outputs kept
+
+
+def test_a_missing_diagram_and_a_solution_in_the_evidence_are_named(tmp_path):
+    chapters = _course(tmp_path)
+    (tmp_path / "book" / "diagrams" / "ch09_a.svg").unlink()
+    with pytest.raises(ValueError, match=r"09_demo.ipynb: cell 0 \(.*\) shows the image '../book/diagrams/ch09_a.svg'"):
+        write_student_edition(chapters, tmp_path / "student")
+    (tmp_path / "book" / "diagrams" / "ch09_a.svg").write_text(SVG)
+    evidence = _read(chapters / "09_demo_evidence.ipynb")
+    evidence.cells.append(nbformat.v4.new_markdown_cell("```{solution} ex-z\nA leak.\n```"))
+    nbformat.write(evidence, chapters / "09_demo_evidence.ipynb")
+    with pytest.raises(ValueError, match=r"09_demo_evidence.ipynb: an evidence notebook .* \['ex-z'\]"):
+        write_student_edition(chapters, tmp_path / "student")
+
+
 @pytest.mark.parametrize("cells, message", [
     ([("md", "```{solution-start} ex-a\n```"), ("code", "x = 1")], "never closed"),
     ([("md", "```{solution-end}\n```")], "never opened"),
@@ -143,7 +223,7 @@ def test_malformed_solutions_raise(cells, message):
 
 def test_main_writes_every_chapter(tmp_path, capsys):
     assert main(["--chapters", str(ROOT / "chapters"), "--out", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.glob("*.ipynb")) == [p.name for p in CHAPTERS]
+    assert sorted(p.name for p in tmp_path.glob("*.ipynb")) == [p.name for p in ALL_NOTEBOOKS]
     assert main(["--chapters", str(tmp_path / "none"), "--out", str(tmp_path)]) == 1
     assert "no notebooks" in capsys.readouterr().err
 

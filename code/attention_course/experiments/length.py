@@ -7,6 +7,8 @@ that every model sees the same data, the same budget and the same test sets.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -14,14 +16,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..models.seq2seq import StackedSeq2Seq
-from ..tasks.digits import digit_batch
+from ..analysis.gradients import input_gradient_norms
+from ..models.seq2seq import Seq2Seq, StackedSeq2Seq
+from ..tasks.digits import DIGIT_VOCAB, decode_digits, digit_batch
 from ..tokens import PAD
+from ..train.parallel import run_parallel
 from ..train.seq2seq import accuracy, evaluate_by_length, train_seq2seq
 from ..validate import check_steps, positive_int
 
 __all__ = ["LengthProtocol", "run_length_experiment", "train_stacked", "evaluate_stacked",
-           "run_stacked_length_experiment", "trained_stacked_length_experiment", "longest_copied"]
+           "run_stacked_length_experiment", "trained_stacked_length_experiment", "longest_copied",
+           "SWEEP", "SWEEP_SEEDS", "SWEEP_WIDTHS", "SWEEP_RUNS", "sweep_parameters", "bottleneck_sweep", "copies",
+           "CELL_PROTOCOL", "trained_cell", "compare_cells"]
 
 
 @dataclass(frozen=True)
@@ -180,3 +186,118 @@ def longest_copied(lengths: Sequence[int], token_accuracy: Sequence[float], thre
     if below.size == 0:
         return int(lengths[-1])
     return 0 if below[0] == 0 else int(lengths[below[0] - 1])
+
+
+# --------------------------------------------------------------------------- chapter 1's sweep
+
+#: Chapter 1's shrunk protocol: strings of 1 to 10 digits, 900 steps of 64 strings per model.
+SWEEP = LengthProtocol(max_len=10, steps=900, eval_lengths=tuple(range(2, 11)), eval_batch_size=200)
+SWEEP_SEEDS = (0, 1, 2)
+SWEEP_WIDTHS = (16, 32, 64)
+#: The names of the sweep's configurations, as :func:`bottleneck_sweep` returns them.
+SWEEP_RUNS = ("plain d=16", "plain d=32", "plain d=64", "attention d=16", "unclipped d=32", "reversed d=32")
+
+
+def sweep_parameters(hidden_dim: int, attention: bool = False, embed_dim: int = 16) -> int:
+    """Parameters of one model of the sweep: the plain GRU Seq2Seq, plus with attention the
+    read-out's weights for the context (its ``nn.Linear(2 d, V)`` replaces ``Linear(d, V)``)."""
+    plain = sum(p.numel() for p in Seq2Seq(len(DIGIT_VOCAB), embed_dim, hidden_dim).parameters())
+    return plain + (len(DIGIT_VOCAB) * hidden_dim if attention else 0)
+
+
+def _fresh(hidden_dim: int, seed: int, count: int) -> list[Seq2Seq]:
+    torch.manual_seed(seed)
+    return [Seq2Seq(len(DIGIT_VOCAB), 16, hidden_dim, "gru") for _ in range(count)]
+
+
+def bottleneck_sweep(seeds: Sequence[int] = SWEEP_SEEDS, protocol: LengthProtocol = SWEEP,
+                     curve_every: int | None = None, curve_examples: int = 128) -> dict:
+    """Chapter 1's experiment: the plain GRU encoder-decoder at widths 16, 32 and 64, and beside them
+    three controls trained from the same initial weights on the same strings: the d = 16 models
+    reading every encoder state through attention, the d = 32 models without gradient clipping, and
+    the d = 32 models fed their source backwards. ``len(seeds)`` models of each (seed s: model
+    weights drawn in turn, training strings from stream s); the three stacks, one per width, train
+    side by side (:func:`~attention_course.train.parallel.run_parallel`).
+
+    With ``curve_every``, each model is also tested every that many steps on ``curve_examples``
+    strings of the longest length (its learning curve there; the tests draw on their own random
+    stream, so the training is the same with or without them).
+
+    Returns a dict with ``runs`` (name -> dict of ``acc`` and ``exact`` (lengths, seeds), ``curve``
+    (points, seeds) at the longest length (no points without ``curve_every``), ``loss`` and
+    ``grad_norm`` (steps, seeds)), ``lengths``,
+    ``curve_steps`` and ``models`` (name -> the trained :class:`StackedSeq2Seq` of that width: ``16``,
+    ``32``, ``64``; model m of the d = 32 stack is seed m's plain model).
+    """
+    seeds = tuple(seeds)
+    n = len(seeds)
+    if n == 0:
+        raise ValueError("need at least one seed")
+    plain16 = _fresh(16, 16, n)
+    torch.manual_seed(116)
+    readouts = [nn.Linear(2 * 16, plain16[0].decoder.out.out_features) for _ in seeds]
+    stack16 = StackedSeq2Seq.from_models(plain16 * 2, attention_out=[None] * n + readouts)
+    plain32 = _fresh(32, 32, n)
+    reversed32 = [copy.deepcopy(m) for m in plain32]
+    for m in reversed32:
+        m.reverse_input = True
+    stack32 = StackedSeq2Seq.from_models(plain32 * 2 + reversed32)
+    stack64 = StackedSeq2Seq.from_models(_fresh(64, 64, n))
+    curve = dict(curve_every=curve_every, curve_examples=curve_examples)
+    (stack16, *run16), (stack32, *run32), (stack64, *run64) = run_parallel(trained_stacked_length_experiment, [
+        dict(model=stack16, protocol=protocol, data_seeds=seeds * 2, **curve),
+        dict(model=stack32, protocol=protocol, data_seeds=seeds * 3, clip=[1.0] * n + [None] * n + [1.0] * n, **curve),
+        dict(model=stack64, protocol=protocol, data_seeds=seeds, **curve)])
+
+    def part(run, first):
+        history, result, curve = run
+        cols = slice(first, first + n)
+        points = curve["token_accuracy"].reshape(len(curve["step"]), history["loss"].shape[1])     # (K, M)
+        return {"acc": result["token_accuracy"][:, cols], "exact": result["exact_match"][:, cols],
+                "curve": points[:, cols], "loss": history["loss"][:, cols],
+                "grad_norm": history["grad_norm"][:, cols]}
+
+    runs = dict(zip(SWEEP_RUNS, (part(run16, 0), part(run32, 0), part(run64, 0), part(run16, n),
+                                 part(run32, n), part(run32, 2 * n))))
+    return {"runs": runs, "lengths": list(protocol.eval_lengths), "curve_steps": run16[2]["step"],
+            "models": {16: stack16, 32: stack32, 64: stack64}}
+
+
+def copies(model: Seq2Seq, batch) -> list[tuple[str, str, str]]:
+    """Greedy copies of ``batch``'s digit strings by ``model``: ``(source, copy, marks)`` per example,
+    where ``marks`` has a ``^`` under every position the copy got wrong (or did not reach)."""
+    out = model.greedy_decode(batch.src, batch.lengths, max_len=batch.target.shape[1])
+    rows = []
+    for target, copy_ids in zip(batch.target, out):
+        source, copied = decode_digits(target), decode_digits(copy_ids)
+        marks = "".join("^" if i >= len(copied) or copied[i] != ch else " " for i, ch in enumerate(source))
+        rows.append((source, copied, marks))
+    return rows
+
+
+#: The cell comparison's protocol: strings of up to 15 digits, 400 steps, tested at 5, 10 and 15 digits.
+CELL_PROTOCOL = LengthProtocol(max_len=15, steps=400, eval_lengths=(5, 10, 15))
+
+
+def trained_cell(cell: str, seed: int = 0, protocol: LengthProtocol = CELL_PROTOCOL, hidden_dim: int = 64,
+                 probe_seed: int = 4) -> dict:
+    """One encoder-decoder with recurrent ``cell`` (rnn, gru or lstm) trained under ``protocol``
+    (weights from torch seed ``seed``, training strings from stream ``seed``). Returns ``length``,
+    ``token_accuracy`` and the gradient that reaches each input position of 128 fresh strings of the
+    longest length (``init`` before training, ``trained`` after; see
+    :func:`~attention_course.analysis.gradients.input_gradient_norms`)."""
+    probe = digit_batch(np.random.default_rng(probe_seed), 128, protocol.max_len, protocol.max_len)
+    torch.manual_seed(seed)
+    model = Seq2Seq(len(DIGIT_VOCAB), embed_dim=16, hidden_dim=hidden_dim, cell=cell)
+    init = input_gradient_norms(model, probe)
+    _, result = run_length_experiment(model, dataclasses.replace(protocol, train_seed=seed))
+    return {"length": np.array(result["length"]), "token_accuracy": np.array(result["token_accuracy"]),
+            "init": init, "trained": input_gradient_norms(model, probe)}
+
+
+def compare_cells(seeds: Sequence[int] = SWEEP_SEEDS, cells: Sequence[str] = ("rnn", "gru", "lstm"),
+                  protocol: LengthProtocol = CELL_PROTOCOL) -> dict[str, list[dict]]:
+    """:func:`trained_cell` for every cell and seed, side by side: cell -> one result per seed."""
+    jobs = [dict(cell=c, seed=s, protocol=protocol) for c in cells for s in seeds]
+    results = run_parallel(trained_cell, jobs)
+    return {c: results[i * len(seeds):(i + 1) * len(seeds)] for i, c in enumerate(cells)}

@@ -20,9 +20,10 @@ For decoding one token at a time, :meth:`MultiHeadAttention.heads_kv` projects a
 values once, and :meth:`MultiHeadAttention.attend` lets new queries attend to such cached heads (the
 KV cache of :class:`~attention_course.models.transformer.Transformer`).
 
-Batch-first, same weights and same outputs as ``torch.nn.MultiheadAttention`` (see
-:meth:`MultiHeadAttention.from_torch`), except for the mask: here True means "may attend",
-as everywhere in this package; torch's boolean ``attn_mask`` uses True for "may *not* attend".
+The layer computes what ``torch.nn.MultiheadAttention`` computes, and :meth:`MultiHeadAttention.from_torch`
+copies a torch module's weights in. The two differ in the mask convention, in what a query with no visible
+key gets, in the weights returned, in the layout of inputs and parameters, in initialisation and in dropout:
+the docstring of :class:`MultiHeadAttention` lists every difference.
 """
 
 from __future__ import annotations
@@ -67,7 +68,59 @@ class MultiHeadAttention(nn.Module):
     ``mask`` is boolean, True = may attend, shaped like the scores of one head, broadcastable
     to (B, T_q, T_k): ``causal_mask(T)`` (T, T), ``padding_mask(lengths, T_k)`` (B, 1, T_k), or
     both combined with ``&``; the same mask then applies to every head. A 4-D mask
-    broadcastable to (B, H, T_q, T_k) can differ per head.
+    broadcastable to (B, H, T_q, T_k) can differ per head. A query whose keys are all masked gets
+    a row of zero weights and a zero vector before ``W_O``, so its output is ``W_O``'s bias (zeros
+    with ``bias=False``), never NaN.
+
+    **The same as** ``torch.nn.MultiheadAttention`` (checked against torch 2.13): the projections
+    ``x W^T + b`` of query, key and value, heads of ``E / H`` consecutive features, scores scaled by
+    ``1 / sqrt(d_head)``, softmax, weighted sum, heads concatenated, output projection; the number
+    of parameters; ``bias=True`` by default, and ``bias=False`` drops all four biases in both. With
+    torch's weights copied in (:meth:`from_torch` does this; torch stacks the three input
+    projections row-wise in one matrix)::
+
+        W_Q.weight, W_K.weight, W_V.weight = in_proj_weight[:E], in_proj_weight[E:2E], in_proj_weight[2E:]
+        W_Q.bias,   W_K.bias,   W_V.bias   = in_proj_bias[:E],   in_proj_bias[E:2E],   in_proj_bias[2E:]
+        W_O.weight, W_O.bias               = out_proj.weight,    out_proj.bias
+
+    the outputs agree to rounding for every query that can see at least one key, in eval mode or
+    with ``dropout=0``, and ``weights`` equals torch's weights with ``average_attn_weights=False``.
+    Masks translate as: ``mask=causal_mask(T)`` is ``attn_mask=~causal_mask(T)``;
+    ``mask=padding_mask(lengths, T_k)`` (B, 1, T_k) is ``key_padding_mask=~mask[:, 0]`` (B, T_k);
+    ``mask=a & b`` is both at once; a per-head mask (B, H, T_q, T_k) is
+    ``attn_mask=~mask.flatten(0, 1)`` (B * H, T_q, T_k).
+
+    **The differences** (``tests/test_multihead.py`` pins every one that a test can show):
+
+    - *Mask convention.* True means "may attend" here, as everywhere in this package; in torch's
+      boolean ``attn_mask`` and ``key_padding_mask`` True means "may *not* attend". Here one
+      boolean mask; torch takes two, also accepts float masks added to the scores, and has an
+      ``is_causal`` hint.
+    - *A query with no visible key.* Here zero weights and ``W_O``'s bias as output. Torch 2.13 (CPU) gives
+      NaN weights and a NaN output row with its default ``need_weights=True``, and a NaN output in its
+      inference fast path (eval mode, autograd off, ``query is key is value``, ``batch_first``, with
+      biases, an even number of heads); only with ``need_weights=False`` off the fast path does it
+      return ``out_proj.bias``, as here.
+    - *NaN and inf.* Here a NaN or inf in a masked key or value cannot reach the output, and one
+      that a query may see raises ValueError. In torch a NaN in any key or value of a sequence,
+      masked or not, makes that sequence's whole output NaN.
+    - *Weights returned.* Always one matrix per head, (B, H, T_q, T_k). Torch returns their mean
+      over heads, (B, T_q, T_k), by default; per head only with ``average_attn_weights=False``;
+      None with ``need_weights=False``.
+    - *Layout of inputs.* Batch-first and batched (3-D) only. Torch defaults to
+      ``batch_first=False``, (T, B, E), and also takes unbatched (T, E) inputs.
+    - *Layout of parameters.* Four ``nn.Linear`` layers here; torch packs the input projections
+      into ``in_proj_weight`` (3E, E) and ``in_proj_bias`` (3E,), so state dicts differ.
+    - *Initialisation.* Here every projection has ``nn.Linear``'s default: weights and biases
+      uniform on +-1/sqrt(E). Torch draws ``in_proj_weight`` Xavier-uniform over the stacked
+      (3E, E) matrix, uniform on +-sqrt(6 / (E + 3E)) = +-sqrt(1.5 / E), about 1.22 times as wide;
+      its ``out_proj.weight`` is uniform on +-1/sqrt(E) as here; all its biases start at zero.
+    - *Dropout.* None here. Torch's ``dropout`` acts on the attention weights in training mode and
+      returns the dropped weights.
+    - *Not supported here:* ``kdim``/``vdim`` (keys and values of another width), ``add_bias_kv``,
+      ``add_zero_attn``, nested tensors. :meth:`from_torch` refuses modules that use the first three.
+    - *Only here:* :meth:`heads_kv` and :meth:`attend` for a KV cache, and errors that name the
+      problem (torch raises AssertionError when ``embed_dim`` is not divisible by ``num_heads``).
     """
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True):

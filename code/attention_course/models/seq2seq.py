@@ -19,7 +19,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..decoding import greedy_decode
 from ..layers.attention import padding_mask
-from ..tokens import BOS, EOS, PAD
+from ..tokens import PAD
 from ..validate import check_choice, check_decoder_input, check_source, check_token_ids, positive_int
 
 __all__ = ["Encoder", "Decoder", "Seq2Seq", "StackedSeq2Seq", "Encoded", "reverse_padded", "make_rnn"]
@@ -166,7 +166,8 @@ class StackedSeq2Seq(nn.Module):
 
     The recurrence is written out with the GRU's equations (the gates r, z and the candidate n,
     as in :class:`torch.nn.GRU`); each row's encoder state stops changing after its last real
-    token, as packing does for :class:`Encoder`.
+    token, as packing does for :class:`Encoder`. Decoding is the package's (``start`` and ``step`` for
+    :mod:`attention_course.decoding`), over the rows of all M models at once.
     """
 
     def __init__(self, models: int, vocab_size: int, embed_dim: int = 16, hidden_dim: int = 64,
@@ -301,17 +302,26 @@ class StackedSeq2Seq(nn.Module):
         h, _ = self._gru("dec", self._embed(self.dec_embed, tgt_in), context)
         return self._read_out(h, hs, valid)
 
-    @torch.no_grad()
+    def start(self, src: torch.Tensor, lengths: torch.Tensor):
+        """The decoding state (see :mod:`attention_course.decoding`) for a batch of rows that are (model,
+        example) pairs, model-major: src (M * B, S) and lengths (M * B,), row m * B + b for model m. The
+        state is (hs (M, B, S, H), the decoder's state (M, B, H), valid (M, B, S))."""
+        if src.dim() != 2 or src.shape[0] % self.models:
+            raise ValueError(f"src must have shape (models * batch, S) with models={self.models}, got "
+                             f"{tuple(src.shape)}")
+        return self.encode(src.reshape(self.models, -1, src.shape[1]), lengths.reshape(self.models, -1))
+
+    def step(self, state, prev: torch.Tensor):
+        """One output step of every model: ``prev`` (M * B,) the last tokens -> (logits (M * B, V), new state,
+        no weights)."""
+        hs, h, valid = state
+        states, h = self._gru("dec", self._embed(self.dec_embed, prev.reshape(self.models, -1, 1)), h)  # (M, B, 1, H)
+        return self._read_out(states, hs, valid)[:, :, 0].flatten(0, 1), (hs, h, valid), None
+
     def greedy_decode(self, src: torch.Tensor, lengths: torch.Tensor, max_len: int) -> torch.Tensor:
-        """(M, B, max_len) token ids, each model's argmax fed back in; ``PAD`` after each ``EOS``."""
+        """(M, B, max_len) token ids, each model's argmax fed back in; ``PAD`` after each ``EOS``. The loop is
+        the package's :func:`~attention_course.decoding.greedy_decode`, over the M * B rows of all models."""
         max_len = positive_int("max_len", max_len)
-        hs, h, valid = self.encode(src, lengths)
-        token = torch.full(src.shape[:2], BOS, dtype=torch.long, device=src.device)   # (M, B)
-        done = torch.zeros(src.shape[:2], dtype=torch.bool, device=src.device)
-        out = []
-        for _ in range(max_len):
-            states, h = self._gru("dec", self._embed(self.dec_embed, token[..., None]), h)   # (M, B, 1, H)
-            token = self._read_out(states, hs, valid)[:, :, 0].argmax(-1)              # (M, B)
-            out.append(token.masked_fill(done, PAD))
-            done |= token == EOS
-        return torch.stack(out, dim=2)
+        self._check(src, lengths)
+        ids = greedy_decode(self, src.flatten(0, 1), lengths.flatten(), max_len)       # (M * B, max_len)
+        return ids.view(*src.shape[:2], max_len)

@@ -24,7 +24,10 @@ Usage, in a notebook or a shell::
     check_attention(attention_missing_scale)   # raises CheckFailed: "... missing 1/sqrt(d_k)? ..."
 
 ``check_*`` raise :class:`~attention_course.teaching.checks.CheckFailed` with the first broken property;
-``diagnose_*`` return the list of every broken property (empty when all hold). Attention
+``diagnose_*`` return the list of every broken property (empty when all hold). They follow the rule of
+every self-check (:mod:`attention_course.teaching.checks._base`): a result may be a torch tensor of any
+float dtype, a numpy array or nested lists; tolerances are sized to float32; an exception raised by
+the function under test is reported as a ``CheckFailed`` that quotes its line. Attention
 functions have the signature of :func:`~attention_course.layers.attention.scaled_dot_product_attention`:
 ``fn(query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v), mask=None)`` returning
 ``(output (..., T_q, d_v), weights (..., T_q, T_k))``, with boolean masks, True = may attend.
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 import torch
 
 from ..layers.attention import padding_mask, scaled_dot_product_attention
-from .checks._base import CheckFailed, call, ok
+from .checks._base import FLOAT32_EPS, CheckFailed, as_float, as_tensor, call, ok
 
 __all__ = [
     "BUGS", "PlantedBug",
@@ -140,15 +143,21 @@ def _inputs(B=3, T_q=5, T_k=6, d_k=16, d_v=4, seed=0, scale=3.0):
 
 
 def _run(fn: AttentionFn, *args) -> tuple[torch.Tensor, torch.Tensor]:
-    result = call(fn, *args)
-    if not (isinstance(result, tuple) and len(result) == 2):
+    """``fn(*args)`` on copies of the inputs; its (output, weights) as float64 tensors."""
+    result = call(fn, *(a.clone() if isinstance(a, torch.Tensor) else a for a in args))
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise CheckFailed(f"an attention function must return the pair (output, weights), got "
                           f"{type(result).__name__}")
-    return result
+    return as_float(result[0], "the output"), as_float(result[1], "the weights")
+
+
+# Weights lie in [0, 1] and the outputs are averages of values of size about 1: computed in float32, both are
+# within a few FLOAT32_EPS of the float64 reference (3 measured), while a scale off by 5% moves them by 1e-2.
+_ATOL = 64 * FLOAT32_EPS
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and torch.allclose(a, b, rtol=1e-6, atol=1e-9)
+    return a.shape == b.shape and torch.allclose(a, b, rtol=0, atol=_ATOL)
 
 
 def diagnose_attention(fn: AttentionFn) -> list[str]:
@@ -170,11 +179,11 @@ def diagnose_attention(fn: AttentionFn) -> list[str]:
         return problems
 
     row_sums = w.sum(-1)
-    if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-6):
+    if not torch.allclose(row_sums, torch.ones_like(row_sums), rtol=0, atol=_ATOL):
         col_sums = w.sum(-2)
         hint = (" The columns sum to 1 instead: softmax over the wrong axis? Normalise over the keys, "
                 "dim=-1, not over the queries, dim=-2."
-                if torch.allclose(col_sums, torch.ones_like(col_sums), atol=1e-6) else
+                if torch.allclose(col_sums, torch.ones_like(col_sums), rtol=0, atol=_ATOL) else
                 " Softmax over the wrong axis, or no softmax at all?")
         problems.append(f"weights do not sum to 1 over the keys (last axis): row sums range from "
                         f"{row_sums.min().item():.3f} to {row_sums.max().item():.3f}.{hint}")
@@ -235,13 +244,15 @@ def diagnose_heads(split: Callable[[torch.Tensor, int], torch.Tensor],
     of every time step, so changing time step t of x changes only row t of every head.
     """
     B, T, E, H = 2, 5, 12, 3
+    # Entries 0..119 name their place; whole numbers this small are exact in float32 too, so the
+    # comparisons below can be exact: splitting and merging only move entries.
     x = torch.arange(B * T * E, dtype=torch.float64).reshape(B, T, E)
-    heads = call(split, x, H)
+    heads = as_float(call(split, x.clone(), H), "the heads")
     if tuple(heads.shape) != (B, H, T, E // H):
         return [f"split_heads of (B, T, E) = {(B, T, E)} into {H} heads must give (B, H, T, E/H) = "
                 f"{(B, H, T, E // H)}, got {tuple(heads.shape)}"]
     problems = []
-    back = call(merge, heads)
+    back = as_float(call(merge, heads.clone()), "the merged heads")
     if tuple(back.shape) != (B, T, E) or not torch.equal(back, x):
         problems.append("merge_heads(split_heads(x)) is not x: split-then-merge must be the identity. A "
                         "transpose before the reshape (permute before reshape) scrambles the elements; "
@@ -273,7 +284,10 @@ def diagnose_key_padding_mask(make_mask: Callable[[torch.Tensor, int], torch.Ten
         k = torch.randn(B, H, T_k, d, generator=g, dtype=torch.float64)
         v = torch.randn(B, H, T_k, d, generator=g, dtype=torch.float64)
         lengths = torch.tensor([T_k, 2, 4, 1][:B])
-        mask = call(make_mask, lengths, T_k)
+        mask = as_tensor(call(make_mask, lengths.clone(), T_k), "the mask")
+        if mask.dtype != torch.bool:
+            return [f"the mask must be boolean, True = may attend, got {mask.dtype}: a comparison such as "
+                    f"positions < lengths gives booleans"]
         try:
             _, w = scaled_dot_product_attention(q, k, v, mask)
         except (ValueError, RuntimeError) as err:
@@ -286,10 +300,18 @@ def diagnose_key_padding_mask(make_mask: Callable[[torch.Tensor, int], torch.Ten
         if (w[~allowed] != 0).any() or (w[allowed] <= 0).any():
             b, h, i = (int(j) for j in ((w != 0) != allowed).nonzero()[0][:3])
             seen = int((w[b, h, i] != 0).sum())
-            problems.append(f"with batch {B} and {H} heads, batch element {b} (length {int(lengths[b])}) "
-                            f"attends to {seen} keys in head {h}: the mask of shape {tuple(mask.shape)} "
-                            f"broadcasts over the wrong dimension (its batch axis lands on the heads axis). "
-                            f"Use shape (B, 1, 1, T_k): padding_mask(lengths, T_k)[:, None]")
+            where = (f"with batch {B} and {H} heads, batch element {b} (length {int(lengths[b])}) attends to "
+                     f"{seen} keys in head {h}")
+            if torch.equal(w != 0, ~allowed):
+                problems.append(f"{where}: the mask is inverted: True means 'may attend', as in torch, so the "
+                                f"real keys t < lengths[b] are True and the padding False")
+            elif mask.dim() == 4 and mask.shape[0] == B:
+                problems.append(f"{where}, not its first {int(lengths[b])}: the mask must allow exactly the keys "
+                                f"t < lengths[b] (True = may attend)")
+            else:
+                problems.append(f"{where}: the mask of shape {tuple(mask.shape)} broadcasts over the wrong "
+                                f"dimension (its batch axis lands on the heads axis). Use shape (B, 1, 1, T_k): "
+                                f"padding_mask(lengths, T_k)[:, None]")
     return problems
 
 
@@ -301,8 +323,9 @@ def _raise_first(problems: list[str], success: str) -> None:
 
 def check_attention(fn: AttentionFn) -> None:
     """Raise :class:`CheckFailed` with the first property ``fn`` breaks; print "Correct" otherwise."""
-    _raise_first(diagnose_attention(fn), "rows sum to 1 over the keys, the scale is 1/sqrt(d_k), masked "
-                                         "weights are 0 and a fully masked query gets zeros, not NaN.")
+    _raise_first(diagnose_attention(fn), "the weights of each query sum to one over the keys, the scores are "
+                                         "scaled as in scaled_dot_product_attention, masked weights are exactly "
+                                         "zero and a fully masked query gets zeros, not NaN.")
 
 
 def check_heads(split: Callable[[torch.Tensor, int], torch.Tensor],

@@ -15,14 +15,16 @@ The rule, the same in every check:
 
 from __future__ import annotations
 
+import re
 import sysconfig
 import traceback
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["CheckFailed", "ok", "call", "as_tensor", "as_float", "as_number", "FLOAT32_EPS"]
+__all__ = ["CheckFailed", "ok", "first_wrong", "call", "as_tensor", "as_float", "as_number", "FLOAT32_EPS"]
 
 FLOAT32_EPS = float(torch.finfo(torch.float32).eps)   # 1.19e-7, the spacing of float32 numbers near 1
 
@@ -32,8 +34,25 @@ class CheckFailed(AssertionError):
 
 
 def ok(message: str) -> None:
-    """Report a passed check."""
+    """Report a passed check: print ``Correct: <message>``.
+
+    A success message confirms without any value the student was asked to find: it says what was
+    checked ("both derivatives match autograd"), never the numbers, shapes, indices or formulas that
+    are the answer, because it is printed right below the exercise, where the solution is still
+    hidden. A message holding a digit is refused with a ValueError: that is a bug in the check, not
+    in the student's answer. (A failing check may show values: the student has then tried.)"""
+    if re.search(r"\d", message):
+        raise ValueError(f"a check's success message must not contain a digit, which could give the answer "
+                         f"away: {message!r}")
     print(f"Correct: {message}")
+
+
+def first_wrong(got: Mapping, want: Mapping, why: Mapping[str, Callable[[], str]]) -> None:
+    """For a check of several predictions: raise a CheckFailed at the first key of ``why`` (in its order) at
+    which ``got`` differs from ``want``, with the message ``why[key]()``, built only then."""
+    for key, message in why.items():
+        if got[key] != want[key]:
+            raise CheckFailed(message())
 
 
 # Code that is not the student's: Python itself, installed packages, and this package.

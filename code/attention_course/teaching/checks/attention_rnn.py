@@ -12,7 +12,7 @@ from ...layers.scores import AdditiveScore
 from ...models.seq2seq import Encoder
 from ...tasks.dates import TARGET_LEN, decode_target, encode_sources
 from ...tasks.digits import DIGIT_VOCAB
-from ._base import CheckFailed, as_float, as_number, as_tensor, call, ok
+from ._base import CheckFailed, as_float, as_number, as_tensor, call, first_wrong, ok
 
 __all__ = ["EXERCISE_HS", "EXERCISE_QUERY", "check_context_vector", "check_additive_scores",
            "check_temperature", "LATER_LENGTH", "LATER_ROW", "check_later_input", "ALIGNMENT_DATES",
@@ -34,8 +34,8 @@ def check_context_vector(context) -> None:
         raise CheckFailed(f"the context vector has one entry per feature of hs: expected shape "
                           f"{tuple(want.shape)}, got {tuple(context.shape)}")
     if torch.allclose(context, want, atol=1e-4):
-        ok(f"weights {[round(w, 3) for w in weights.tolist()]}, "
-           f"context {[round(c, 3) for c in want.tolist()]}.")
+        ok("your context vector is the average of the rows of EXERCISE_HS, weighted by the softmax of their dot "
+           "scores with EXERCISE_QUERY.")
         return
     if torch.allclose(context, scores @ hs, atol=1e-4):
         raise CheckFailed("you weighted the rows by the raw scores: apply the softmax first so the weights are "
@@ -108,7 +108,8 @@ def check_temperature(tau: float) -> None:
         raise CheckFailed(f"got tau={tau}: a temperature must be positive")
     top_at = _top_weight(tau)
     if top_at >= 0.99 and abs(tau - want) <= 0.005:
-        ok(f"tau = {want:.2f}: below it the softmax is within 1% of a hard argmax.")
+        ok("that is the largest temperature, to two decimals, at which the top weight still reaches the target: "
+           "below it the softmax is as good as a hard argmax.")
         return
     if top_at < 0.99:
         raise CheckFailed(f"at tau={tau:g} the top weight is only {top_at:.6f} < 0.99: the temperature must be "
@@ -184,11 +185,9 @@ def check_later_input(rule: Callable[[torch.Tensor], torch.Tensor], best_left_to
     uni, bi = _rows_at(left_to_right, pair), _rows_at(both_ways, pair)
     if not torch.allclose(uni[0], uni[1], atol=1e-6) or torch.allclose(bi[0], bi[1], atol=1e-4):   # package broken
         raise AssertionError("the package's encoders do not behave as left-to-right and bidirectional encoders")
-    a, b = ("".join(map(str, p.tolist())) for p in pair)
-    ok(f"no function of the first {LATER_ROW + 1} digits is right on more than {bound:.2f} of the sequences. "
-       f"{a} and {b} start alike and get different labels: the package's left-to-right Encoder gives them the same "
-       f"row hs[:, {LATER_ROW}], the bidirectional one two different rows. Only the bidirectional encoder can "
-       f"reach 1.0 at that row.")
+    ok("your label needs a later digit, and your accuracy is the best a left-to-right row can reach on it. Two "
+       "sequences with the same start and different labels get the same row from the package's left-to-right "
+       "Encoder and two different rows from the bidirectional one: only the bidirectional row can know the label.")
 
 
 # Exercise 2.4 (ex-read-alignment): read an alignment map -----------------------------------------
@@ -237,9 +236,9 @@ def check_alignment_reading(model, reading: Mapping[str, tuple[int, int]]) -> di
     found = alignment_argmax(model)
     want = {text: tuple(i for i, _ in found[text]) for text in ALIGNMENT_DATES}
     if reading == want:
-        ok("; ".join(f"in {t!r} the month's last digit looks at {t[i]!r} (index {i}, weight {found[t][0][1]:.2f}) and "
-                     f"the day's at {t[j]!r} (index {j}, weight {found[t][1][1]:.2f})" for t, (i, j) in want.items())
-           + ". The same characters, aligned by their role, which only the separator settles.")
+        ok("in both texts your indices are where the translator puts its largest weights while it writes the "
+           "month's last digit and the day's: the same characters, aligned by their role, which only the separator "
+           "settles.")
         return {text: tuple(w for _, w in found[text]) for text in ALIGNMENT_DATES}
     first, second = ALIGNMENT_DATES
     if reading[first] == reading[second]:
@@ -295,14 +294,13 @@ def check_length_curves(shapes: Mapping[str, str], exact_vs_independent: str, pl
             raise CheckFailed(f"shapes[{k!r}] must be one of {sorted(CURVE_SHAPES)}, got {shapes[k]!r}")
     lows = {"plain": min(plain_result["token_accuracy"]), "attention": min(attention_result["token_accuracy"])}
     measured = {name: _shape([low]) for name, low in lows.items()}
-    if guesses["plain"] != measured["plain"]:
-        raise CheckFailed(f"the plain model's curve {CURVE_SHAPES[measured['plain']]} (its lowest accuracy is "
+    first_wrong(guesses, measured, {
+        "plain": lambda: (f"the plain model's curve {CURVE_SHAPES[measured['plain']]} (its lowest accuracy is "
                           f"{lows['plain']:.2f}): one vector has to carry the whole string, and in this budget the "
-                          f"model did not learn to fit long strings into it")
-    if guesses["attention"] != measured["attention"]:
-        raise CheckFailed(f"with attention the curve {CURVE_SHAPES[measured['attention']]} (its lowest accuracy is "
-                          f"{lows['attention']:.2f}): the decoder no longer carries the string, it reads the state of "
-                          f"each digit when it writes it")
+                          f"model did not learn to fit long strings into it"),
+        "attention": lambda: (f"with attention the curve {CURVE_SHAPES[measured['attention']]} (its lowest accuracy "
+                              f"is {lows['attention']:.2f}): the decoder no longer carries the string, it reads the "
+                              f"state of each digit when it writes it")})
     L = attention_result["length"][-1]
     p, exact = attention_result["token_accuracy"][-1], attention_result["exact_match"][-1]
     independent = p ** (L + 1)
@@ -316,9 +314,6 @@ def check_length_curves(shapes: Mapping[str, str], exact_vs_independent: str, pl
                                                   "or repeated digit shifts every later one), so they fill fewer "
                                                   "strings" if side == "above" else ""))
     per_wrong = (L + 1) * (1 - p) / (1 - exact) if exact < 1 else 0.0     # wrong tokens per wrong string
-    ok(f"the plain curve {CURVE_SHAPES[measured['plain']]} (lowest {lows['plain']:.2f}), the one with attention "
-       f"{CURVE_SHAPES[measured['attention']]} (lowest {lows['attention']:.2f}); at {L} digits its exact match "
-       f"{exact:.3f} is {side} the {independent:.3f} of independent errors"
-       + (f": a wrong string holds {per_wrong:.1f} wrong tokens on average." if side == "above" else "."))
+    ok("both curve shapes and the side of the independent-errors product match the measured results.")
     return {"plain_lowest": lows["plain"], "attention_lowest": lows["attention"], "exact": exact,
             "independent": independent, "wrong_tokens_per_wrong_string": per_wrong}

@@ -86,7 +86,7 @@ def check_attention_max(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> No
     shuffled = as_float(call(fn, x[:, perm].clone(), 2.0), "the pooled values")
     if not near(shuffled, (torch.softmax(2 * x, -1) * x).sum(-1)):
         raise CheckFailed("reordering the elements of a set changes your result: a pooling must not depend on order")
-    ok("softmax(alpha x) . x is a weighted mean at small alpha and tends to the max as alpha grows.")
+    ok("your pooling is the softmax-weighted mean for every alpha tried and ignores the order of the set.")
 
 
 # Exercise 7.3: seasonal naive beyond one period -----------------------------------------------

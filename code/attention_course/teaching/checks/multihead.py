@@ -12,7 +12,7 @@ from ...decoding import beam_search, greedy_decode, sequence_log_prob
 from ...layers.multihead import MultiHeadAttention, merge_heads, split_heads
 from ...models.transformer import Transformer, sinusoidal_positions
 from ...tokens import BOS, EOS, PAD
-from ._base import CheckFailed, as_float, as_tensor, call, ok
+from ._base import CheckFailed, as_float, as_tensor, call, first_wrong, ok
 
 __all__ = ["check_split_heads", "check_split_heads_time_first", "check_merge_detector", "WRONG_MERGES",
            "check_split_identity", "CANDIDATE_SPLITS", "check_beam_prediction", "BEAM_TABLE", "TableLM",
@@ -24,49 +24,67 @@ def _shape(x) -> str:
     return str(tuple(x.shape)) if isinstance(x, torch.Tensor) else type(x).__name__
 
 
-# Exercise 4.1: split the features into heads -----------------------------------------------------
+# Exercise 4.1: split the features into heads, of a batch-first or a time-first tensor -----------
 
-def _diagnose_heads(got: torch.Tensor, want: torch.Tensor, swapped: tuple[tuple[int, ...], str], shape_hint: str,
-                    bugs: list[tuple[torch.Tensor, str]], praise: str, source: Callable[[int, int, int, int], str]):
-    """The diagnosis both split-heads checks share: a known wrong shape, then the shape, then known wrong
-    splits in order, then the first entry that differs (``source(b, h, t, f)`` names the input entry)."""
-    if got.shape == swapped[0]:
-        raise CheckFailed(swapped[1])
+# For each input layout: its axes, and what a shape with two axes swapped, a straight reshape and a
+# strided split of the features mean there.
+_SPLIT_LAYOUTS = {
+    "batch-first": {
+        "axes": "(B, T, E)",
+        "swapped": "(batch, T, heads, d_head): the features are split, but the head axis must come before time; "
+                   "move it with transpose(1, 2)",
+        "straight": "you reshaped (B, T, E) straight to (B, H, T, d_head): the memory order is time-major, so head "
+                    "0 now holds pieces of several time steps. View as (B, T, H, d_head) first, then "
+                    "transpose(1, 2)",
+        "strided": "head h got the strided features h, h+H, h+2H, ...: a valid split, but not the one the package "
+                   "and torch use (consecutive blocks), so weights copied from torch would land in the wrong heads",
+        "praise": "each head holds a block of consecutive features, at every time step."},
+    "time-first": {
+        "axes": "(T, B, E)",
+        "swapped": "(T, heads, batch, d_head): the input is time-first (T, B, E), so batch and time are swapped; "
+                   "bring the batch axis to the front",
+        "straight": "you reshaped (T, B, E) straight to (B, H, T, d_head): memory is read in its stored order, so "
+                    "a 'head' holds pieces of several positions and examples. Split the feature axis first, "
+                    "(T, B, H, d_head), then permute the axes",
+        "strided": "head h got the strided features h, h+H, h+2H, ...: split the feature axis as (H, d_head), not "
+                   "(d_head, H)",
+        "praise": "batch first, then each head holds a block of consecutive features at every time step."},
+}
+
+
+def _check_split(fn: Callable[[torch.Tensor, int], torch.Tensor], layout: str) -> None:
+    """Both split-heads checks: ``fn(x, H)`` on an x whose entries count up in memory order, laid out as
+    ``_SPLIT_LAYOUTS[layout]`` says. The diagnosis: a shape with two axes swapped, then the shape, then the
+    known wrong splits in order, then the first entry that differs, named by its place in x."""
+    B, T, E, H = 2, 5, 12, 3
+    d = E // H
+    time_first, says = layout == "time-first", _SPLIT_LAYOUTS[layout]
+    x = torch.arange(B * T * E, dtype=torch.float32).reshape((T, B, E) if time_first else (B, T, E))
+    got = as_float(call(fn, x.clone(), H), "the heads")
+    x = x.double()
+    x_bte = x.transpose(0, 1) if time_first else x                          # (B, T, E)
+    want = split_heads(x_bte, H)
+    if got.shape == ((T, H, B, d) if time_first else (B, T, H, d)):
+        raise CheckFailed(f"shape {_shape(got)} is {says['swapped']}")
     if got.shape != want.shape:
-        raise CheckFailed(f"{shape_hint} expected shape (batch, heads, T, d_head) = {tuple(want.shape)}, "
-                          f"got {_shape(got)}")
+        raise CheckFailed(f"for x of shape {says['axes']} = {tuple(x.shape)} and {H} heads expected shape "
+                          f"(batch, heads, T, d_head) = {tuple(want.shape)}, got {_shape(got)}")
     if torch.equal(got, want):
-        ok(praise)
+        ok(says["praise"])
         return
-    for wrong, message in bugs:
+    for wrong, message in ((x.reshape(B, H, T, d), says["straight"]),
+                           (x_bte.reshape(B, T, d, H).permute(0, 3, 1, 2), says["strided"])):
         if torch.equal(got, wrong):
             raise CheckFailed(message)
     b, h, t, f = (got != want).nonzero()[0].tolist()
+    place = f"x[{t}, {b}, {h * d + f}]" if time_first else f"x[{b}, {t}, {h * d + f}]"
     raise CheckFailed(f"batch {b}, head {h}, time {t}, feature {f}: got {got[b, h, t, f].item():g}, expected "
-                      f"{want[b, h, t, f].item():g} ({source(b, h, t, f)})")
+                      f"{want[b, h, t, f].item():g} ({place})")
 
 
 def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     """``fn(x (B, T, E), num_heads) -> (B, H, T, E / H)``, head h holding features h*d .. (h+1)*d - 1."""
-    B, T, E, H = 2, 5, 12, 3
-    d = E // H
-    x = torch.arange(B * T * E, dtype=torch.float32).reshape(B, T, E)
-    want = split_heads(x, H).double()
-    got = as_float(call(fn, x.clone(), H), "the heads")
-    x = x.double()
-    _diagnose_heads(
-        got, want,
-        swapped=((B, T, H, d), f"shape {_shape(got)} is (batch, T, heads, d_head): the features are split, but the "
-                               f"head axis must come before time; move it with transpose(1, 2)"),
-        shape_hint=f"for x of shape {(B, T, E)} and {H} heads",
-        bugs=[(x.reshape(B, H, T, d), "you reshaped (B, T, E) straight to (B, H, T, d_head): the memory order is "
-                                      "time-major, so head 0 now holds pieces of several time steps. View as "
-                                      "(B, T, H, d_head) first, then transpose(1, 2)"),
-              (x.view(B, T, d, H).permute(0, 3, 1, 2),
-               "head h got the strided features h, h+H, h+2H, ...: a valid split, but not the one the package and "
-               "torch use (consecutive blocks), so weights copied from torch would land in the wrong heads")],
-        praise="each head holds a block of consecutive features, at every time step.",
-        source=lambda b, h, t, f: f"x[{b}, {t}, {h * d + f}]")
+    _check_split(fn, "batch-first")
 
 
 # Exercise 4.2: the other direction of from_torch -------------------------------------------------
@@ -134,7 +152,7 @@ def check_positions(fn: Callable[[int, int], torch.Tensor]) -> None:
     if got.shape != want.shape:
         raise CheckFailed(f"expected shape (max_len, d_model) = {(max_len, d)}, got {_shape(got)}")
     if torch.allclose(got, want, atol=1e-5):
-        ok("even features are sines, odd features cosines, with wavelengths from 2 pi to 10000 * 2 pi.")
+        ok("your encoding matches the package's sinusoidal positions at every position and feature.")
         return
     t = torch.arange(max_len, dtype=torch.float64)[:, None]
     i = torch.arange(d // 2, dtype=torch.float64)
@@ -159,25 +177,7 @@ def check_positions(fn: Callable[[int, int], torch.Tensor]) -> None:
 def check_split_heads_time_first(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
     """``fn(x (T, B, E), num_heads) -> (B, H, T, E / H)``: torch's time-first layout into the package's heads,
     head h holding features h*d .. (h+1)*d - 1 of every position."""
-    T, B, E, H = 5, 2, 12, 3
-    d = E // H
-    x = torch.arange(T * B * E, dtype=torch.float32).reshape(T, B, E)
-    want = split_heads(x.transpose(0, 1), H).double()
-    got = as_float(call(fn, x.clone(), H), "the heads")
-    x = x.double()
-    _diagnose_heads(
-        got, want,
-        swapped=((T, H, B, d), f"shape {_shape(got)} is (T, heads, batch, d_head): the input is time-first "
-                               f"(T, B, E), so batch and time are swapped; bring the batch axis to the front"),
-        shape_hint=f"for x of shape (T, B, E) = {(T, B, E)} and {H} heads",
-        bugs=[(x.reshape(B, H, T, d), "you reshaped (T, B, E) straight to (B, H, T, d_head): memory is read in its "
-                                      "stored order, so a 'head' holds pieces of several positions and examples. "
-                                      "Split the feature axis first, (T, B, H, d_head), then permute the axes"),
-              (x.view(T, B, d, H).permute(1, 3, 0, 2),
-               "head h got the strided features h, h+H, h+2H, ...: split the feature axis as (H, d_head), "
-               "not (d_head, H)")],
-        praise="batch first, then each head holds a block of consecutive features at every time step.",
-        source=lambda b, h, t, f: f"x[{t}, {b}, {h * d + f}]")
+    _check_split(fn, "time-first")
 
 
 # Exercise 4.2: find the head-merge bug -----------------------------------------------------------
@@ -217,7 +217,7 @@ def check_merge_detector(fn: Callable[[Callable[[torch.Tensor], torch.Tensor]], 
             raise CheckFailed(f"your detector accepts a wrong merge ({name}); its output has the right shape, so "
                               f"compare contents: give it a tensor whose entries name their head, position and "
                               f"feature")
-    ok(f"your detector accepts merge_heads and catches all {len(WRONG_MERGES)} wrong merges.")
+    ok("your detector accepts merge_heads and catches every wrong merge.")
 
 
 # Exercise 4.4: build the three-lookup task -------------------------------------------------------
@@ -342,8 +342,7 @@ def check_split_identity(prediction) -> None:
         lines = [f"'{n}': the sum differs from QK^T, because {_WHY[n]}" for n in wrongly_in]
         lines += [f"'{n}': the identity holds, because {_WHY[n]}" for n in wrongly_out]
         raise CheckFailed("; ".join(lines))
-    ok(f"the identity holds exactly for {sorted(n for n in holds if holds[n])}: every partition of the feature "
-       f"axis; cutting time, mixing positions or counting features twice breaks it.")
+    ok("your set is exactly the candidates for which the identity holds.")
 
 
 # Exercise ex-beam-predict: predict what beam search returns ----------------------------------------------------
@@ -423,23 +422,19 @@ def check_beam_prediction(greedy, beam, beam_normalised) -> None:
         lp = log_p(output)
         return f"'{output}<eos>': log p = {lp:.3f}, per token {lp / (len(output) + 1):.3f}"
 
-    if got["greedy"] != want["greedy"]:
-        raise CheckFailed(f"greedy decoding returns '{want['greedy']}', not '{got['greedy']}': it takes the most "
-                          f"likely next token at every step and never looks back ({scores(want['greedy'])})")
-    if got["beam"] != want["beam"]:
-        hint = (" Beam search keeps the greedy path only while it ranks among the best "
-                f"{BEAM_WIDTH} partial outputs." if got["beam"] == want["greedy"] else "")
-        raise CheckFailed(f"without length normalisation the beam returns '{want['beam']}', not '{got['beam']}': "
-                          f"of the finished outputs it keeps, it takes the largest summed log-probability "
-                          f"({scores(want['beam'])}; {scores(got['beam'])}).{hint}")
-    if got["beam_normalised"] != want["beam_normalised"]:
-        raise CheckFailed(f"with length_penalty = 1 the beam returns '{want['beam_normalised']}', not "
-                          f"'{got['beam_normalised']}': it ranks the finished outputs by log p divided by their "
-                          f"length, <eos> included ({scores(want['beam_normalised'])}; "
-                          f"{scores(got['beam_normalised'])})")
-    ok(f"greedy '{want['greedy']}', beam '{want['beam']}' (the most likely output, and the shortest), "
-       f"normalised beam '{want['beam_normalised']}' (the best per token): {scores(want['beam'])}; "
-       f"{scores(want['beam_normalised'])}; {scores(want['greedy'])}.")
+    greedy_hint = (f" Beam search keeps the greedy path only while it ranks among the best {BEAM_WIDTH} partial "
+                   f"outputs." if got["beam"] == want["greedy"] else "")
+    first_wrong(got, want, {
+        "greedy": lambda: (f"greedy decoding returns '{want['greedy']}', not '{got['greedy']}': it takes the most "
+                           f"likely next token at every step and never looks back ({scores(want['greedy'])})"),
+        "beam": lambda: (f"without length normalisation the beam returns '{want['beam']}', not '{got['beam']}': "
+                         f"of the finished outputs it keeps, it takes the largest summed log-probability "
+                         f"({scores(want['beam'])}; {scores(got['beam'])}).{greedy_hint}"),
+        "beam_normalised": lambda: (f"with length_penalty = 1 the beam returns '{want['beam_normalised']}', not "
+                                    f"'{got['beam_normalised']}': it ranks the finished outputs by log p divided by "
+                                    f"their length, <eos> included ({scores(want['beam_normalised'])}; "
+                                    f"{scores(got['beam_normalised'])})")})
+    ok("all three outputs match what the package's greedy decoding and beam search return.")
 
 
 # Exercise: predict what the KV cache holds and saves ---------------------------------------------
@@ -511,29 +506,28 @@ def check_kv_cache_prediction(cache_shape, self_rows_cached, self_rows_recompute
     ``W_K`` projects in all with the cache and without it, and its cross-attention ``W_K`` without it. Checked
     against :func:`kv_cache_counts`, measured on the package's model."""
     s = KV_SETUP
-    got_shape = _as_shape(cache_shape)
-    got = {"self_cached": _as_count(self_rows_cached, "self_rows_cached"),
+    got = {"cache_shape": _as_shape(cache_shape),
+           "self_cached": _as_count(self_rows_cached, "self_rows_cached"),
            "self_recomputed": _as_count(self_rows_recomputed, "self_rows_recomputed"),
            "cross_recomputed": _as_count(cross_rows_recomputed, "cross_rows_recomputed")}
     m = kv_cache_counts()
+    want = {"cache_shape": m["cache_shape"], "self_cached": m["cached"]["self"],
+            "self_recomputed": m["recomputed"]["self"], "cross_recomputed": m["recomputed"]["cross"]}
     B, S, T, H = s["batch"], s["source_len"], s["steps"], s["num_heads"]
-    if got_shape != m["cache_shape"]:
-        hint = (" The cache is kept per head: (batch, heads, positions so far, d_head)."
-                if len(got_shape) != 4 or got_shape[1] != H else
-                " After the last step the cache holds every position fed in so far, the last one included.")
-        raise CheckFailed(f"the key cache has shape {m['cache_shape']}, not {got_shape}.{hint}")
-    if got["self_cached"] != m["cached"]["self"]:
-        raise CheckFailed(f"with the cache the self-attention projects {m['cached']['self']} rows, not "
-                          f"{got['self_cached']}: each of the {T} steps projects only the newest position, for each "
-                          f"of the {B} examples")
-    if got["self_recomputed"] != m["recomputed"]["self"]:
-        raise CheckFailed(f"without the cache the self-attention projects {m['recomputed']['self']} rows, not "
-                          f"{got['self_recomputed']}: step t re-reads all t positions so far, so the steps project "
-                          f"1 + 2 + ... + {T} positions per example")
-    if got["cross_recomputed"] != m["recomputed"]["cross"]:
-        raise CheckFailed(f"without the cache the cross-attention projects {m['recomputed']['cross']} rows, not "
-                          f"{got['cross_recomputed']}: every step projects the whole source ({S} positions per "
-                          f"example) again; with the cache it is projected once, {m['cached']['cross']} rows")
-    ok(f"cache {m['cache_shape']}; self-attention keys {m['cached']['self']} rows with the cache against "
-       f"{m['recomputed']['self']} without (T against T(T+1)/2 per example); cross-attention keys "
-       f"{m['cached']['cross']} rows once against {m['recomputed']['cross']} (S against T S per example).")
+    shape = got["cache_shape"]
+    shape_hint = (" The cache is kept per head: (batch, heads, positions so far, d_head)."
+                  if len(shape) != 4 or shape[1] != H else
+                  " After the last step the cache holds every position fed in so far, the last one included.")
+    first_wrong(got, want, {
+        "cache_shape": lambda: f"the key cache has shape {want['cache_shape']}, not {shape}.{shape_hint}",
+        "self_cached": lambda: (f"with the cache the self-attention projects {want['self_cached']} rows, not "
+                                f"{got['self_cached']}: each of the {T} steps projects only the newest position, "
+                                f"for each of the {B} examples"),
+        "self_recomputed": lambda: (f"without the cache the self-attention projects {want['self_recomputed']} rows, "
+                                    f"not {got['self_recomputed']}: step t re-reads all t positions so far, so the "
+                                    f"steps project 1 + 2 + ... + {T} positions per example"),
+        "cross_recomputed": lambda: (f"without the cache the cross-attention projects {want['cross_recomputed']} "
+                                     f"rows, not {got['cross_recomputed']}: every step projects the whole source ({S} "
+                                     f"positions per example) again; with the cache it is projected once, "
+                                     f"{m['cached']['cross']} rows")})
+    ok("the cache's shape and all three row counts match those measured on the package's model.")

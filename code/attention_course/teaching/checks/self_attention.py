@@ -46,7 +46,7 @@ def check_score_scale(fn: Callable[[int, float, float], float]) -> None:
             raise CheckFailed(f"for sigma_q={sq}, sigma_k={sk}: you divide by the variances sigma^2; the "
                               f"scale must divide by the standard deviation of q.k")
         raise CheckFailed(f"for d={d}, sigma_q={sq}, sigma_k={sk}: got {got:.9g}, expected {want:.9g}")
-    ok("Var(q.k) = d sigma_q^2 sigma_k^2, so the scale is 1 / (sqrt(d) sigma_q sigma_k).")
+    ok("your scale gives q.k unit variance for every d, sigma_q and sigma_k tried.")
 
 
 # Exercise 3.2: a decoder's mask: causal and padding together ----------------------------------
@@ -107,7 +107,8 @@ def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
                           f"{got[~mask].abs().max().item():.3g}")
     atol = 16 * FLOAT32_EPS                     # weights lie in [0, 1]: a float32 softmax is this close
     if torch.allclose(got, want, rtol=0, atol=atol):
-        ok("allowed keys share weight 1, masked keys get 0, and a fully masked row stays zero, not NaN.")
+        ok("the allowed keys share all the weight, masked keys get exactly zero, and a fully masked row stays zero, "
+           "not NaN.")
         return
     if torch.allclose(got[[0, 1, 3]].sum(-1), torch.ones(3, dtype=torch.float64), atol=atol):
         row = int((got - want).abs().amax(-1).argmax())
@@ -149,8 +150,8 @@ def check_top_weight(fn: Callable[[int, bool], float]) -> None:
             got[d, scaled] = as_number(call(fn, d, scaled), f"the top weight for d={d}, scaled={scaled}")
             want[d, scaled] = _reference_top_weight(d, scaled)
     if all(abs(got[c] - want[c]) < tol for c in want):
-        ok(f"unscaled, the largest weight grows from {want[small, False]:.2f} (d={small}) to {want[big, False]:.2f} "
-           f"(d={big}): one key takes most of the weight; scaled, it stays near {want[big, True]:.2f} for every d.")
+        ok("your measurements agree with the reference, within the error of a mean over random queries, for every "
+           "d, scaled and unscaled.")
         return
     uniform = 1.0 / TOP_WEIGHT_KEYS
     if all(abs(v - uniform) < 1e-3 for v in got.values()):
@@ -308,10 +309,7 @@ def check_doubling(weights_memory: float, gru_chain: float, attention_chain: flo
                           f"in a row at T = {T} and {chains['attention_chain'][1]} at T = {2 * T}): every position is "
                           f"computed by the same few matrix products; doubling T makes each product larger, not the "
                           f"chain longer")
-    per_token = (chains["gru_chain"][1] - chains["gru_chain"][0]) / T
-    ok(f"doubling T from {T} to {2 * T} multiplies the weights' memory by {m:.0f}, the GRU's chain of operations by "
-       f"{g:.2f} ({per_token:.0f} more operations per token) and self-attention's by {a:.0f} "
-       f"({chains['attention_chain'][0]} operations whatever T).")
+    ok("all three factors match the costs measured on the package's layers.")
 
 
 # Exercise 3.6: predict a sharp soft lookup ---------------------------------------------------------
@@ -358,8 +356,7 @@ def check_sharp_lookup(predictions) -> None:
                               f"the weight is shared between them evenly, so the output is the mean of their values")
         raise CheckFailed(f"query {i + 1} {LOOKUP_QUERIES[i]}: got {g:g}, the package gives {w:.3f} (scores: {said}); "
                           f"at scale {LOOKUP_SCALE:g} nearly all the weight goes to the largest score")
-    ok("a sharp soft lookup returns the value of the key with the largest dot product (not the key most like the "
-       "query), the mean of the values of tied keys, and the mean of all values for a query that matches nothing.")
+    ok("every prediction matches the output of the package's attention.")
 
 
 LOOKUP_NEXT = {"cat": "dog", "dog": "bird", "bird": "fish", "fish": "cat"}   # the entry each entry must look up
@@ -496,8 +493,7 @@ def check_row_bug_case(Q, K, V) -> None:
                    f"{str(Q.dtype).removeprefix('torch.')}, so without the shift nothing goes wrong; make one "
                    f"query-key product very large")
         raise CheckFailed(f"the loop with the bug '{name}' agrees with torch on your input: {why}")
-    ok(f"every bug shows on your input (T_q={Q.shape[0]}, T_k={K.shape[0]}, d_k={d_k}, d_v={d_v}, largest score "
-       f"{S.max().item():.3g}); a test with d_v = d_k and small scores would have missed two of the three.")
+    ok("every bug shows on your input, where the package and torch agree.")
 
 
 # Exercise 3.8: predict the shapes of one query vector per step and of a query matrix ----------------
@@ -587,9 +583,8 @@ def check_query_shapes(predictions: dict) -> None:
         if shape != want_shape:
             raise CheckFailed(f"{kind}: the scores of one call have shape {want_shape}, got {shape}; the package keeps "
                               f"the axes (batch, queries, keys)")
-    ok(f"seq2seq attention makes {measured['seq2seq'][0]} calls with one query row each {measured['seq2seq'][1]}; "
-       f"self-attention {measured['self-attention'][1]} and cross-attention {measured['cross-attention'][1]} ask all "
-       f"{T} queries in one call.")
+    ok("the number of calls and the shape of one call's scores match those measured on the package's layers, for "
+       "all three kinds of attention.")
 
 
 # Exercise 3.9: predict which steps of the build-up can see word order --------------------------------
@@ -661,6 +656,4 @@ def check_order_blind(predictions: dict) -> None:
         if bool(answer) != measured[step]:
             verdict = "only swaps the outputs" if measured[step] else "changes an output, not only its place"
             raise CheckFailed(f"{step}: swapping two tokens {verdict}: {_ORDER_WHY[step]}")
-    seeing = [s for s in ORDER_STEPS if not measured[s]]
-    ok(f"{len(ORDER_STEPS) - len(seeing)} of the {len(ORDER_STEPS)} steps only swap the outputs; only "
-       f"{' and '.join(repr(s) for s in seeing)} let a layer tell one order of the same tokens from another.")
+    ok("every prediction matches what swapping two tokens does to the package's layers.")
