@@ -1,4 +1,4 @@
-"""Every Chapter 7 exercise checker accepts the reference solution and rejects typical wrong answers."""
+"""Every Chapter 8 exercise checker accepts the reference solution and rejects typical wrong answers."""
 
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""Chapter 5's exercise checkers accept the reference solutions and reject typical wrong answers."""
+"""Chapter 6's exercise checkers accept the reference solutions and reject typical wrong answers."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Chapter 6's exercise checkers accept the reference solutions and reject typical wrong answers."""
+"""Chapter 7's exercise checkers accept the reference solutions and reject typical wrong answers."""
 
 import math
 
@@ -98,7 +98,7 @@ def test_one_token_rejects_wrong(wrong, message):
 
 def _tables(uniform_drop=(0.002, 0.003, 0.005, 0.013, 0.0), diag_lead=(0.5, 0.46, 0.11, 0.10, 0.16),
             adv_lead=(0.09, 0.18, -0.11, -0.28, -0.13)):
-    """Tables shaped like Chapter 6's: acc[seed, name] and diagnostic[seed, name] = (all, simple, contrast)."""
+    """Tables shaped like Chapter 7's: acc[seed, name] and diagnostic[seed, name] = (all, simple, contrast)."""
     acc, diagnostic = {}, {}
     for seed, (drop, lead, adv) in enumerate(zip(uniform_drop, diag_lead, adv_lead)):
         acc[seed, "BiLSTM"] = (0.93, 0.95, 0.91)

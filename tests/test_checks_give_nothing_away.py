@@ -102,20 +102,20 @@ CORRECT = {
     "check_split_identity": (lambda: (set(PARTITIONS),), list(CANDIDATE_SPLITS)),
     "check_beam_prediction": (lambda: ("aaa", "b", "ab"), ["'aaa'", "'b'", "'ab'", "log p"]),
     "check_kv_cache_prediction": (_kv_answer, ["T(T", "rows with"]),
-    # Chapter 5
+    # Chapter 6
     "check_canonical_correlations": (lambda: (reference_cca,), ["["]),
     "check_principal_angles": (lambda: (reference_angles,), ["[", "degrees"]),
     "check_pmi_cross_matrix": (lambda: (reference_pmi,), ["precision", "inverse", "rho", "singular"]),
     "check_correlation_score": (lambda: (_correlation_score,), ["W =", "std("]),
     "check_blind_spot": (lambda: (_product,), ["R^"]),
     "check_competition": (lambda: (math.floor(math.exp(3.0)) + 2,), []),
-    # Chapter 6
+    # Chapter 7
     "check_js_divergence": (lambda: (reference_jsd,), ["ln ", "log"]),
     "check_precision_at_k": (lambda: (reference_precision,), ["["]),
     "check_one_token_adversary": (lambda: (reference_one_token,), []),
     "check_counter_tests": (lambda: (dict(TRUE_ANSWER), *_tables(), PAIRS, ADVERSARY),
                             ["True", "False", *COUNTER_TEST_STATEMENTS]),
-    # Chapter 7
+    # Chapter 8
     "check_offset_scores": (lambda: (reference_offset_scores,), []),
     "check_attention_max": (lambda: (reference_soft_max,), ["softmax(alpha x) ."]),
     "check_seasonal_naive": (lambda: (seasonal_naive,), ["ceil"]),

@@ -1,4 +1,4 @@
-"""Wiegreffe & Pinter's model-consistent adversary: its loss, the KL divergence and the trainer (Chapter 6)."""
+"""Wiegreffe & Pinter's model-consistent adversary: its loss, the KL divergence and the trainer (Chapter 7)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Chapter 6's package code: planted reviews, the attention classifier, importance, adversaries."""
+"""Chapter 7's package code: planted reviews, the attention classifier, importance, adversaries."""
 
 import math
 
@@ -281,7 +281,7 @@ def test_exact_adversary_against_brute_force_on_a_grid():
 
 @pytest.mark.parametrize("T", [17, 20, 40])
 def test_precision_at_k_breaks_ties_towards_the_earlier_position(T):
-    # Chapter 6's uniform baseline ties every token; from T = 17 on torch's default (unstable) sort
+    # Chapter 7's uniform baseline ties every token; from T = 17 on torch's default (unstable) sort
     # no longer returns tied entries in order, so only a stable sort gives the documented answer.
     scores = torch.zeros(2, T)
     evidence = torch.zeros(2, T, dtype=torch.bool)

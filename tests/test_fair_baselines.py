@@ -1,4 +1,4 @@
-"""Tests of Chapter 7's fair baselines, the real series, ablations, and the learned attention on digits."""
+"""Tests of Chapter 8's fair baselines, the real series, ablations, and the learned attention on digits."""
 
 import numpy as np
 import pytest

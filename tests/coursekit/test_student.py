@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ALL_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 CHAPTERS = lesson_notebooks(ROOT / "chapters")              # the lessons: they hold the exercises
 EVIDENCE = evidence_notebooks(ROOT / "chapters")
-EXECUTED_CHAPTERS = ["05_attention_cca"]  # about 10 s up to its first exercise on one core
+EXECUTED_CHAPTERS = ["06_attention_cca"]  # about 10 s up to its first exercise on one core
 EXERCISE = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{exercise\}")
 
 

@@ -1,4 +1,4 @@
-"""Training the digit classifiers of Chapter 7 (learned attention vs convolution) on scikit-learn's digits."""
+"""Training the digit classifiers of Chapter 8 (learned attention vs convolution) on scikit-learn's digits."""
 
 from __future__ import annotations
 

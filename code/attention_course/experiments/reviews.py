@@ -1,4 +1,4 @@
-"""Training and evaluating the attention classifier on the planted and the real reviews (Chapter 6).
+"""Training and evaluating the attention classifier on the planted and the real reviews (Chapter 7).
 
 ``data`` is a :class:`~attention_course.tasks.reviews.PlantedData` or a
 :class:`~attention_course.tasks.movie_reviews.ReviewSet`: anything with ``tokens``, ``lengths``,

@@ -1,4 +1,4 @@
-"""Training and evaluating the forecasters of Chapter 7, on fresh synthetic series or on fixed windows."""
+"""Training and evaluating the forecasters of Chapter 8, on fresh synthetic series or on fixed windows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Training and evaluating set models on the maximum-regression task (Chapter 7)."""
+"""Training and evaluating set models on the maximum-regression task (Chapter 8)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Ablating attention: run a trained model with its attention weights replaced, values untouched.
 
-Reading attention weights says where a model reads, not whether that reading matters (Chapter 6).
+Reading attention weights says where a model reads, not whether that reading matters (Chapter 7).
 An ablation asks the second question: keep every trained parameter, replace the weights of one
 attention layer by other weights over the same values, and measure how much worse the model gets.
 

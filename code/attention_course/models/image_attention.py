@@ -1,5 +1,5 @@
 """A learned attention layer on small images whose scores depend on relative position only, and a
-convolution with the same receptive field, as two classifiers of the same shape (Chapter 7).
+convolution with the same receptive field, as two classifiers of the same shape (Chapter 8).
 
 Cordonnier, Loukas and Jaggi (2020) prove that multi-head self-attention *can* express a
 convolution (see :mod:`attention_course.models.conv_attention`, where the scores are set by

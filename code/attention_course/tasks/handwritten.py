@@ -1,4 +1,4 @@
-"""Real images for Chapter 7: the 8 x 8 handwritten digits that ship inside scikit-learn's wheel.
+"""Real images for Chapter 8: the 8 x 8 handwritten digits that ship inside scikit-learn's wheel.
 
 1,797 images of the digits 0-9, 8 x 8 pixels with integer values 0..16 (Alpaydin and Kaynak,
 UCI Optical Recognition of Handwritten Digits, 1998). The file ``sklearn/datasets/data/digits.csv.gz``

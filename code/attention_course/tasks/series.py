@@ -1,4 +1,4 @@
-"""Series for forecasting (Chapter 7): synthetic ones whose right answer is known, and one real one.
+"""Series for forecasting (Chapter 8): synthetic ones whose right answer is known, and one real one.
 
 Each series is a level, a seasonal profile of period P that differs from series to series, noise,
 and *events* (promotions, holidays) whose dates are known in advance and which lift the series by

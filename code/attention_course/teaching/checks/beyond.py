@@ -1,4 +1,4 @@
-"""Self-checks for Chapter 7, beyond: convolution as attention, sets, forecasting."""
+"""Self-checks for Chapter 8, beyond: convolution as attention, sets, forecasting."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ._base import FLOAT32_EPS, CheckFailed, as_float, call, ok
 __all__ = ["check_offset_scores", "check_attention_max", "check_seasonal_naive"]
 
 
-# Exercise 7.1: one head's positional scores, peaked at a kernel offset ----------------------------
+# Exercise 8.1: one head's positional scores, peaked at a kernel offset ----------------------------
 
 def check_offset_scores(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]) -> None:
     """``fn(query_positions (N_q, D), key_positions (N_k, D), offset (D,), alpha) -> scores (N_q, N_k)``:
@@ -50,7 +50,7 @@ def check_offset_scores(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, 
     ok("the head's weights peak at key = query + offset and sharpen as alpha grows.")
 
 
-# Exercise 7.2: attention pooling that approaches the max --------------------------------------
+# Exercise 8.2: attention pooling that approaches the max --------------------------------------
 
 def check_attention_max(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> None:
     """``fn(x (B, n), alpha) -> (B,)``: the softmax(alpha x)-weighted average of each set's elements."""
@@ -89,7 +89,7 @@ def check_attention_max(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> No
     ok("your pooling is the softmax-weighted mean for every alpha tried and ignores the order of the set.")
 
 
-# Exercise 7.3: seasonal naive beyond one period -----------------------------------------------
+# Exercise 8.3: seasonal naive beyond one period -----------------------------------------------
 
 def check_seasonal_naive(fn: Callable[[torch.Tensor, int, int], torch.Tensor]) -> None:
     """``fn(history (B, L), period, horizon) -> (B, horizon)``: step t + h repeats y_{t + h - kP}, with the

@@ -1,4 +1,4 @@
-"""Self-checks for Chapter 5, attention and canonical correlation analysis."""
+"""Self-checks for Chapter 6, attention and canonical correlation analysis."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ CORRELATION_TOL = 1e-5
 ANGLE_TOL = 1e-3      # degrees
 
 
-# Exercise 5.1: CCA from whitening and one SVD --------------------------------------------------
+# Exercise 6.1: CCA from whitening and one SVD --------------------------------------------------
 
 def _views():
     v = planted_views(np.random.default_rng(21), 400, [0.8, 0.5, 0.2], 5, 4)
@@ -68,7 +68,7 @@ def check_canonical_correlations(fn: Callable[[np.ndarray, np.ndarray], np.ndarr
     raise CheckFailed(f"got {np.round(got, 6).tolist()}, expected {np.round(want, 6).tolist()}")
 
 
-# Exercise 5.2: principal angles ----------------------------------------------------------------
+# Exercise 6.2: principal angles ----------------------------------------------------------------
 
 def check_principal_angles(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> None:
     """``fn(A (d, k), B (d, k)) -> (k,)`` principal angles in degrees, smallest first."""
@@ -98,7 +98,7 @@ def check_principal_angles(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -
     raise CheckFailed(f"got {np.round(got, 5).tolist()}, expected {np.round(want, 5).tolist()} (degrees)")
 
 
-# Exercise 5.3: the cross term of the Gaussian PMI ----------------------------------------------
+# Exercise 6.3: the cross term of the Gaussian PMI ----------------------------------------------
 
 def check_pmi_cross_matrix(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
     """``fn(cov ((p+q), (p+q)), p) -> A (p, q)`` with PMI(x, y) = x^T A y + (terms in x alone or y alone)."""

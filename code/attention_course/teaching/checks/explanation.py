@@ -1,4 +1,4 @@
-"""Self-checks for Chapter 6, is attention explanation?"""
+"""Self-checks for Chapter 7, is attention explanation?"""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["check_js_divergence", "check_precision_at_k", "check_one_token_adver
            "counter_test_verdicts", "COUNTER_TEST_STATEMENTS"]
 
 
-# Exercise 6.1: Jensen-Shannon divergence ------------------------------------------------------
+# Exercise 7.1: Jensen-Shannon divergence ------------------------------------------------------
 
 def _distributions() -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(61)
@@ -55,7 +55,7 @@ def check_js_divergence(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     raise CheckFailed(f"got {[round(v, 6) for v in got.tolist()]}, expected {[round(v, 6) for v in want.tolist()]}")
 
 
-# Exercise 6.2: precision at k against planted evidence ----------------------------------------
+# Exercise 7.2: precision at k against planted evidence ----------------------------------------
 
 def _ranking_case() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     # Rows with 2, 1 and 3 evidence tokens, so a k that does not follow the evidence shows; no ties
@@ -100,7 +100,7 @@ def check_precision_at_k(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor]
                       f"(k is the number of evidence tokens of each review: {evidence.sum(1).tolist()})")
 
 
-# Exercise 6.3: the one-token adversary ---------------------------------------------------------
+# Exercise 7.3: the one-token adversary ---------------------------------------------------------
 
 def _adversary_case():
     token_logits = torch.tensor([4.0, -0.5, 6.0, 3.0, 0.2, 5.5], dtype=torch.float64)
@@ -166,7 +166,7 @@ COUNTER_TEST_STATEMENTS = {
 
 def counter_test_verdicts(acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> dict:
     """For each of ``COUNTER_TEST_STATEMENTS``: ``(holds, margin, evidence)`` from a chapter's measurements.
-    ``acc[seed, name]`` and ``diagnostic[seed, name]`` are (all, simple, contrast) accuracies as Section 6.5
+    ``acc[seed, name]`` and ``diagnostic[seed, name]`` are (all, simple, contrast) accuracies as Section 7.5
     tabulates them; ``pair_medians`` the median JSD of each pair of seeds, ``adversary_medians`` each seed's
     adversary's. ``margin`` is how far the closest seed is from the statement's threshold."""
     seeds = sorted({seed for seed, _ in acc})
@@ -204,7 +204,7 @@ def counter_test_verdicts(acc: dict, diagnostic: dict, pair_medians, adversary_m
 
 def check_counter_tests(predictions: dict, acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> None:
     """``predictions``: True or False for each key of ``COUNTER_TEST_STATEMENTS``, checked against the
-    measurements of Section 6.5 (see :func:`counter_test_verdicts`)."""
+    measurements of Section 7.5 (see :func:`counter_test_verdicts`)."""
     if not isinstance(predictions, dict):
         raise CheckFailed(f"expected a dict {{statement name: True or False}}, got {type(predictions).__name__}")
     missing = [k for k in COUNTER_TEST_STATEMENTS if k not in predictions]
