@@ -10,17 +10,23 @@ source.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
 from pathlib import Path
 
 import matplotlib
 
-from . import authoring, ch01, style
+from . import authoring, style
 from .draw import normalise, to_svg
 
 __all__ = ["DIAGRAMS", "ALT", "render", "stale", "write"]
 
-DIAGRAMS = {**ch01.DIAGRAMS, **authoring.DIAGRAMS}
-ALT = {**ch01.ALT, **authoring.ALT}
+# Every chapter module (ch01, ch02, ...) is found by its name, so adding a chapter's drawings is adding its file.
+_CHAPTERS = [importlib.import_module(f"{__name__}.{m.name}")
+             for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name) if re.fullmatch(r"ch\d\d", m.name)]
+DIAGRAMS = {name: draw for module in [*_CHAPTERS, authoring] for name, draw in module.DIAGRAMS.items()}
+ALT = {name: alt for module in [*_CHAPTERS, authoring] for name, alt in module.ALT.items()}
 
 
 def render(name: str) -> str:
