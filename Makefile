@@ -25,12 +25,13 @@ export JUPYTER_PLATFORM_DIRS := 1
 
 JB_FLAGS := -n -W --keep-going --all --builder html
 
-.PHONY: help book test lint unit nbval nbval-portable build-book browser execute bench student slides coursemap diagrams lab clean distclean
+.PHONY: help book test lint unit platforms nbval nbval-portable build-book browser execute bench student slides coursemap diagrams lab clean distclean
 
 help:
 	@echo "make book       build the website into $(BUILD)/html (creates $(VENV) on first use)"
 	@echo "make test       lint, unit tests, notebook validation, book build, browser test"
 	@echo "make nbval-portable  validate the notebooks on a second numeric code path (part of make test)"
+	@echo "make platforms  check that the lock resolves for the Pythons and platforms of book/platforms.md"
 	@echo "make lab        open the chapters in JupyterLab (from $(VENV), on 127.0.0.1)"
 	@echo "make execute    re-run every chapters/*.ipynb in place (for authors)"
 	@echo "make bench      time the heavy steps; writes $(BUILD)/bench.json"
@@ -50,15 +51,20 @@ $(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.tom
 book: build-book
 	@echo "Website: $(BUILD)/html/index.html"
 
+# Build the website with Jupyter Book; any warning (a broken reference, a missing citation) fails it.
+# The notebooks are not executed here: the site shows their stored outputs, which nbval has checked.
 build-book: $(STAMP)
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 	test -f $(BUILD)/html/index.html
 
+# Lint the package, tests, notebooks and Sphinx extensions; the course map and the diagrams must match
+# their sources (book/course_map.md from the chapters' metadata, book/diagrams/*.svg from coursekit.diagrams).
 lint: $(STAMP)
 	$(BIN)/ruff check code tests chapters book/_ext
 	$(BIN)/python -m coursekit.coursemap --check
 	$(BIN)/python -m coursekit.diagrams --check
 
+# The unit and property tests of the package and the book's tooling (the browser tests come last).
 unit: $(STAMP)
 	$(BIN)/pytest tests --ignore-glob='tests/test_browser*.py'
 
@@ -75,13 +81,22 @@ nbval: $(STAMP)
 nbval-portable: $(STAMP)
 	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(NBVAL)
 
+# Serve the built site, the slides and JupyterLab on 127.0.0.1 and read them in headless Chromium with
+# every other network access blocked: maths typeset, images and diagrams loaded, links resolve, nothing
+# clipped, no answer readable before its solution is opened, no console error; screenshots in _build/.
 browser: $(STAMP)
 	$(BIN)/pytest $(wildcard tests/test_browser*.py)
+
+# Check that the lock resolves, wheels only, for every Python version and platform book/platforms.md
+# lists (uv's resolver, metadata only, nothing installed); without a network it says so and passes.
+platforms: $(STAMP)
+	$(BIN)/python -m coursekit.platforms --check
 
 # Each step runs only if the one before it passed; make stops at the first failure.
 test: $(STAMP)
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory platforms
 	$(MAKE) --no-print-directory nbval
 	$(MAKE) --no-print-directory nbval-portable
 	$(MAKE) --no-print-directory build-book

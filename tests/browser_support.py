@@ -129,17 +129,30 @@ class Watch:
 SKIP_PAGES = {"genindex.html", "py-modindex.html", "search.html"}
 
 
+def _is_redirect(path: Path) -> bool:
+    return 'http-equiv="refresh"' in path.read_text(encoding="utf-8", errors="replace")[:2000]
+
+
 def content_pages(site: Path = SITE) -> list[str]:
-    """Every content page of a built site, as paths relative to it (``chapters/01_x.html``)."""
+    """Every content page of a built site, as paths relative to it (``chapters/01_x.html``); the small
+    pages that forward an old name to a renamed page (book/_ext/redirects.py) are not content."""
     if not site.is_dir():
         return []
     pages = []
     for path in sorted(site.rglob("*.html")):
         rel = path.relative_to(site).as_posix()
-        if rel.startswith(("_sources/", "_static/", "_images/")) or rel in SKIP_PAGES:
+        if rel.startswith(("_sources/", "_static/", "_images/")) or rel in SKIP_PAGES or _is_redirect(path):
             continue
         pages.append(rel)
     return pages
+
+
+def redirect_pages(site: Path = SITE) -> list[str]:
+    """The pages that forward an old name to a renamed page, relative to the site."""
+    if not site.is_dir():
+        return []
+    return [p.relative_to(site).as_posix() for p in sorted(site.rglob("*.html"))
+            if not p.relative_to(site).as_posix().startswith("_") and _is_redirect(p)]
 
 
 def screenshot(target, name: str) -> Path:

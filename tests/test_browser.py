@@ -18,7 +18,7 @@ import urllib.request
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from browser_support import SITE, Watch, content_pages, require_browser, screenshot, serve
+from browser_support import SITE, Watch, content_pages, redirect_pages, require_browser, screenshot, serve
 
 sync_playwright = require_browser()
 
@@ -166,6 +166,28 @@ def test_page(tab, base_url, rel):
         problems.append(f"the notation page shows only {info['rendered']} typeset formulas")
 
     assert not problems, f"{rel}:\n  " + "\n  ".join(problems)
+
+
+def _renames() -> dict[str, str]:
+    import yaml
+    config = yaml.safe_load((SITE.parents[1] / "_config.yml").read_text(encoding="utf-8"))
+    return config["sphinx"]["config"].get("course_redirects", {})
+
+
+def test_every_rename_has_a_redirect_page():
+    assert sorted(redirect_pages(SITE)) == sorted(f"{old}.html" for old in _renames())
+
+
+@pytest.mark.parametrize("old", sorted(_renames()))
+def test_an_old_link_lands_on_the_renamed_page(tab, base_url, old):
+    page = tab.page
+    page.goto(f"{base_url}{old}.html")
+    new = _renames()[old]
+    page.wait_for_url(lambda u: u.endswith(f"{new}.html"), timeout=15_000)
+    page.wait_for_load_state("load")
+    assert page.locator("main h1").count() >= 1, f"{old}.html forwarded to {page.url}, which shows no page"
+    problems = tab.watch.problems()
+    assert not problems, f"{old}.html:\n  " + "\n  ".join(problems)
 
 
 def test_search_works_offline(tab, base_url):

@@ -12,7 +12,10 @@ In each lesson (see :mod:`coursekit.lessons`):
 
 * every gated solution, from the markdown cell that opens it (```` ```{solution-start} label````)
   to the one that closes it (```` ```{solution-end}````), both included, becomes two cells: a
-  markdown cell "Your solution here" and a code cell holding only ``# your code``;
+  markdown cell "Your solution here" and a code cell with ``# your code`` that sets to ``None`` each
+  name the solution defined and the self-check after it reads (``my_reverse = None``), so that
+  running the check before writing anything gives the check's own message ("expected a function,
+  got NoneType"), never a NameError;
 * a one-cell solution (```` ```{solution} label````) and any cell tagged ``solution`` are
   replaced the same way;
 * the self-check cell that follows each solution is kept, so students can test their answer;
@@ -37,6 +40,7 @@ so building twice gives identical files.
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import os
 import re
@@ -48,7 +52,7 @@ import nbformat
 from ._cli import report_written
 from .lessons import is_evidence
 
-__all__ = ["student_notebook", "solution_cells", "write_student_edition", "relink_diagrams", "main",
+__all__ = ["student_notebook", "solution_cells", "answer_names", "write_student_edition", "relink_diagrams", "main",
            "PLACEHOLDER_CODE", "PLACEHOLDER_MARKDOWN", "DIAGRAMS"]
 
 PLACEHOLDER_MARKDOWN = "**Your solution here.** Write your answer in the code cell below, then run the check after it."
@@ -108,23 +112,58 @@ def _clean(cell) -> nbformat.NotebookNode:
     return cell
 
 
-def _placeholders(label: str) -> list[nbformat.NotebookNode]:
+def _bound(source: str) -> list[str]:
+    """Top-level names a code cell binds (functions, classes, assignment targets), in order."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return list(dict.fromkeys(names))
+
+
+def _read(source: str) -> set[str]:
+    try:
+        return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    except SyntaxError:
+        return set()
+
+
+def answer_names(nb: nbformat.NotebookNode, cells: list[int]) -> list[str]:
+    """The names a solution (its cell indices in ``nb``) defines that the code cell after it reads."""
+    after = next((c for c in nb.cells[cells[-1] + 1:] if c.cell_type == "code"), None)
+    if after is None:
+        return []
+    read = _read(after.source)
+    bound = [n for i in cells if nb.cells[i].cell_type == "code" for n in _bound(nb.cells[i].source)]
+    return [n for n in dict.fromkeys(bound) if n in read]
+
+
+def _placeholders(label: str, names: list[str] = ()) -> list[nbformat.NotebookNode]:
     safe = re.sub(r"[^A-Za-z0-9_-]", "-", label)[:48]
     md = nbformat.v4.new_markdown_cell(PLACEHOLDER_MARKDOWN, id=f"your-{safe}-md")
-    code = nbformat.v4.new_code_cell(PLACEHOLDER_CODE, id=f"your-{safe}-code")
-    return [md, code]
+    code = "\n".join([PLACEHOLDER_CODE + (" (replace each None)" if names else ""), *(f"{n} = None" for n in names)])
+    return [md, nbformat.v4.new_code_cell(code, id=f"your-{safe}-code")]
 
 
 def student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
     """Return a copy of ``nb`` with every solution replaced by placeholders and outputs cleared."""
     solutions = solution_cells(nb, name)
-    first_of = {cells[0]: label for label, cells in solutions}
+    first_of = {cells[0]: (label, cells) for label, cells in solutions}
     removed = {i for _, cells in solutions for i in cells}
     out = copy.deepcopy(nb)
     out.cells = []
     for i, cell in enumerate(nb.cells):
         if i in first_of:
-            out.cells.extend(_placeholders(first_of[i]))
+            label, cells = first_of[i]
+            out.cells.extend(_placeholders(label, answer_names(nb, cells)))
         elif i not in removed:
             out.cells.append(_clean(cell))
     return out

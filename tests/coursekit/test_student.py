@@ -84,7 +84,7 @@ def test_self_checks_and_exercises_kept(path, student_dir):
             f"{path.name}: no self-check cell right after solution {label!r}"
         assert after.source in sources, f"{path.name}: the self-check after {label!r} was dropped"
         i = sources.index(after.source)
-        assert sources[i - 1] == PLACEHOLDER_CODE and sources[i - 2] == PLACEHOLDER_MARKDOWN
+        assert sources[i - 1].startswith(PLACEHOLDER_CODE) and sources[i - 2] == PLACEHOLDER_MARKDOWN
     exercises = [c.source for c in nb.cells if EXERCISE.match(c.source)]
     assert len(exercises) == len(solutions)
     assert all(e in sources for e in exercises)
@@ -150,8 +150,11 @@ def test_gated_one_cell_and_tagged_solutions_removed():
     for secret in ("The secret idea", "answer = 42", "One-cell secret", "tagged_secret"):
         assert secret not in text
     assert "check(answer)" in text and text.count(PLACEHOLDER_CODE) == 3
-    assert [c.id for c in out.cells if c.source == PLACEHOLDER_CODE] == \
+    assert [c.id for c in out.cells if c.source.startswith(PLACEHOLDER_CODE)] == \
         ["your-ex-a-code", "your-ex-b-code", "your-cell-6-code"]
+    # the name the check reads is set to None, so an unanswered check fails with its own message
+    assert out.cells[2].source == PLACEHOLDER_CODE + " (replace each None)\nanswer = None"
+    assert out.cells[-1].source == PLACEHOLDER_CODE
 
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><text>x</text></svg>'
