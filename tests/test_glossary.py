@@ -342,3 +342,14 @@ def report() -> None:
 
 if __name__ == "__main__":
     sys.exit(report())
+
+
+def test_no_authoring_markup_is_shown_to_readers():
+    """The page is for readers: markup like ``{term}`` belongs on the authoring page."""
+    intro = GLOSSARY.read_text(encoding="utf-8").split("```{glossary}", 1)[0]
+    assert "{term}" not in intro and "``" not in intro
+
+
+def test_forecast_horizon_is_not_called_a_prediction_interval():
+    horizon = next(e for e in ENTRIES if e["names"][0] == "forecast horizon")
+    assert "예측 구간" not in horizon["names"]

@@ -1,6 +1,6 @@
 """The teaching guide (book/teaching.md) against itself and the chapters.
 
-For each session ("### Session N: ..."), session N teaching chapter N:
+For each session ("### Session N: ..."), session N teaching lesson N (an evidence page has no session):
 
 * it states its length ("Length: 90 minutes.") and the minutes of its timing table add up to it;
 * it has a discussion prompt ("**Discussion.**") and at least two misconceptions
@@ -8,7 +8,12 @@ For each session ("### Session N: ..."), session N teaching chapter N:
   "Section N.M, *heading*": the section must exist in chapter N with that number, and the heading
   must be that section's heading or one of its sub-headings (so renaming a section in a chapter
   without updating the guide fails here);
-* every section number its timing table names ("Section 7.3", "Sections 7.1 and 7.2") exists.
+* every section number its timing table names ("Section 7.3", "Sections 7.1 and 7.2") exists;
+* its timings give time to the lesson, the exercises and the discussion (rows "Lesson ...",
+  "Exercises ...", "Discussion ...");
+* each misconception links with ``{ref}`` to a target ``(label)=`` that the lesson sets on the cell
+  refuting it, beside the code cell whose figure or checked claims refute it;
+* it offers the lesson's evidence page, where the lesson has one.
 """
 
 from __future__ import annotations
@@ -114,6 +119,47 @@ def test_discussion_and_two_refuted_misconceptions(number):
 
 
 @pytest.mark.parametrize("number", sorted(SESSIONS))
+def test_lesson_exercises_and_discussion_each_get_time(number):
+    parts = [part.strip() for _, part in re.findall(r"^\|\s*(\d+)\s*\|(.*)\|\s*$", SESSIONS[number], re.M)]
+    assert any(p.startswith("Lesson") for p in parts), f"session {number}: no 'Lesson ...' row in its timings"
+    assert any(p.startswith("Exercises") for p in parts), f"session {number}: no 'Exercises ...' row"
+    assert any(p.startswith("Discussion") for p in parts), f"session {number}: no 'Discussion ...' row"
+
+
+def targets(path: Path) -> dict[str, int]:
+    """MyST targets ``(label)=`` of a notebook's markdown cells -> the index of their cell."""
+    nb = nbformat.read(path, as_version=4)
+    return {m: i for i, cell in enumerate(nb.cells) if cell.cell_type == "markdown"
+            for m in re.findall(r"^\(([\w-]+)\)=\s*$", cell.source, re.M)}
+
+
+CELL_REF = re.compile(r"\{ref\}`[^`<]*<([\w-]+)>`")
+
+
+@pytest.mark.parametrize("number", sorted(SESSIONS))
+def test_each_misconception_points_at_the_cell_that_refutes_it(number):
+    """Each misconception links ({ref}) to a target placed on the lesson's cell that refutes it: a
+    markdown cell beside the code cell whose figure or checked claims do the refuting."""
+    nb = nbformat.read(CHAPTERS[number], as_version=4)
+    found = targets(CHAPTERS[number])
+    for item in misconceptions(SESSIONS[number]):
+        labels = CELL_REF.findall(item)
+        assert labels, f"session {number}: no {{ref}} to the refuting cell in: {item[:80]}"
+        for label in labels:
+            assert label in found, f"session {number}: lesson {CHAPTERS[number].name} has no target ({label})="
+            i = found[label]
+            beside = [nb.cells[j].cell_type for j in (i - 1, i + 1) if 0 <= j < len(nb.cells)]
+            assert "code" in beside, f"session {number}: ({label})= is not beside a code cell"
+
+
+@pytest.mark.parametrize("number", sorted(SESSIONS))
+def test_the_evidence_page_is_offered(number):
+    evidence = CHAPTERS[number].with_name(CHAPTERS[number].stem + "_evidence.ipynb")
+    if evidence.is_file():
+        assert f"../chapters/{evidence.stem}" in SESSIONS[number], f"session {number} does not offer {evidence.name}"
+
+
+@pytest.mark.parametrize("number", sorted(SESSIONS))
 def test_sections_in_the_timings_exist(number):
     sections = chapter_sections(CHAPTERS[number])
     for group in re.findall(r"Sections? (\d+\.\d+(?:(?: and | to |, )\d+\.\d+)*)", SESSIONS[number]):
@@ -121,8 +167,8 @@ def test_sections_in_the_timings_exist(number):
             assert key in sections, f"session {number} names Section {key}, which chapter {number} lacks"
 
 
-def test_session_six_is_the_debate_on_multi_seed_evidence():
-    body = SESSIONS[6]
+def test_session_seven_is_the_debate_on_multi_seed_evidence():
+    body = SESSIONS[7]
     assert "debate" in body.lower() and "five" in body and "seed" in body
     _, minutes = timing(body)
     debate = sum(int(m) for m, part in re.findall(r"^\|\s*(\d+)\s*\|(.*)\|\s*$", body, re.M)
