@@ -387,7 +387,7 @@ def check_next_entry(W_Q) -> None:
            "it offers (its key).")
         return
     if torch.allclose(got, W_K):
-        raise CheckFailed("with W_Q = W_K every token asks for what it offers itself, as in step 1; the query of "
+        raise CheckFailed("with W_Q = W_K every token asks for what it offers itself, as in Section 3.1; the query of "
                           "entry i (row i of Q = X W_Q, here row i of W_Q) must score the next entry's key highest")
     scores = Q @ K.T
     for i, name in enumerate(names):
@@ -479,7 +479,7 @@ def check_row_bug_case(Q, K, V) -> None:
         if out.shape != theirs.shape or not torch.isfinite(out).all() or not torch.allclose(out, theirs, **tol):
             continue
         if loop is _rows_column_softmax:
-            why = ("your scores Q K^T / sqrt(d_k) are symmetric (Q = K, as in step 1 of Section 3.2, makes them so): "
+            why = ("your scores Q K^T / sqrt(d_k) are symmetric (Q = K, as in Section 3.1, makes them so): "
                    "column i then holds the same numbers as row i. Use different queries and keys"
                    if torch.allclose(S, S.T) else
                    "column i of your scores gives the same outputs as row i; use random, different Q and K")
