@@ -10,6 +10,7 @@ on a laptop CPU.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 
 import numpy as np
@@ -23,9 +24,12 @@ from ..tasks.dates import (
     SOURCE_VOCAB,
     TARGET_LEN,
     TARGET_VOCAB,
+    TEST_DAYS,
     date_batch,
     decode_target,
     encode_sources,
+    format_date,
+    random_dates,
 )
 from ..train.parallel import run_parallel
 from ..train.seq2seq import accuracy, train_seq2seq
@@ -33,7 +37,8 @@ from ..validate import check_steps, positive_int
 
 __all__ = ["train_on_dates", "train_date_translator", "train_date_transformer", "translate", "date_exact_match",
            "date_test_batch", "HELD_OUT_SEED", "COMPARISON_BUDGET", "translator_parameters", "width_for_parameters",
-           "compare_on_dates", "train_and_score", "score_variants"]
+           "compare_on_dates", "train_and_score", "score_variants", "chapter_variants", "month_name_mass",
+           "ambiguous_numeric_dates", "format_probe_dates"]
 
 HELD_OUT_SEED = 2024        # test batches are drawn from the test days with this seed; training from ``seed``
 # The small, equal budget under which the chapter (accuracy) and ``make bench`` (time) compare
@@ -172,3 +177,65 @@ def score_variants(hidden_dim: int = COMPARISON_BUDGET["hidden_dim"]) -> dict[st
     target = translator_parameters(hidden_dim, score="general", **luong)
     return {s: dict(score=s, hidden_dim=width_for_parameters(target, score=s, **luong), **luong)
             for s in ("dot", "general", "additive")}
+
+
+def chapter_variants(hidden_dim: int = COMPARISON_BUDGET["hidden_dim"]) -> dict[str, dict]:
+    """The five variants of Chapter 2's comparisons (keyword arguments of :func:`train_date_translator`),
+    slowest first: Bahdanau's decoder with the additive score at the additive model's width; the dot
+    model with a bidirectional encoder, at the width whose parameter count is closest to the
+    unidirectional dot model's; and the three :func:`score_variants` (Luong's decoder, unidirectional).
+    The score comparison is dot / general / additive, the decoder comparison additive / Bahdanau, the
+    encoder comparison dot / bidirectional."""
+    scores = score_variants(hidden_dim)
+    dot = scores["dot"]
+    bidirectional = dict(dot, bidirectional=True,
+                         hidden_dim=width_for_parameters(translator_parameters(**dot), score="dot", decoder="luong",
+                                                         attentional=True, bidirectional=True))
+    bahdanau = dict(decoder="bahdanau", score="additive", bidirectional=False,
+                    hidden_dim=scores["additive"]["hidden_dim"])
+    return {"Bahdanau (additive)": bahdanau, "bidirectional": bidirectional, **scores}
+
+
+def _month_word(text: str) -> str:
+    """The month name of a date written with one (a weekday name, if any, comes first)."""
+    return [w for w in text.replace(",", " ").split() if w.isalpha()][-1]
+
+
+def month_name_mass(model: AttentionSeq2Seq, n: int = 1000) -> dict[str, float]:
+    """How much of its attention each month digit of the output (``MM`` of ``YYYY-MM-DD``) puts on the
+    letters of the month name, over ``n`` held-out dates written with a month name: ``first`` and
+    ``second`` (means over the dates), ``uniform`` (the share the name would get from uniform attention,
+    its length over the text's) and ``n``."""
+    n = positive_int("n", n)
+    texts = [t for t, _ in random_dates(np.random.default_rng(HELD_OUT_SEED + 1), 4 * n, split="test")
+             if any(ch.isalpha() for ch in t)][:n]
+    src, lengths = encode_sources(texts, device=next(model.parameters()).device)
+    _, weights = model.greedy_decode(src, lengths, TARGET_LEN + 1, return_weights=True)   # (n, 11, S)
+    masses, uniform = [], []
+    for row, text in enumerate(texts):
+        word = _month_word(text)
+        start = text.rfind(word)
+        masses.append(weights[row, 5:7, start:start + len(word)].sum(1).tolist())     # output rows 'MM'
+        uniform.append(len(word) / len(text))
+    first, second = np.mean(masses, axis=0)
+    return {"first": float(first), "second": float(second), "uniform": float(np.mean(uniform)), "n": len(texts)}
+
+
+def _test_days(rng: np.random.Generator, n: int) -> list[dt.date]:
+    return [dt.date.fromordinal(int(d)) for d in rng.choice(TEST_DAYS, n)]
+
+
+def ambiguous_numeric_dates(n: int = 500) -> list[tuple[str, str]]:
+    """``(text, iso)`` for ``n`` held-out days each written ``M/D/YY`` (month first) and ``D.M.YYYY`` (day
+    first): the formats whose first number's role only the separator after it settles."""
+    days = _test_days(np.random.default_rng(HELD_OUT_SEED), positive_int("n", n))
+    return [(format_date(d, fmt), d.isoformat()) for d in days for fmt in ("M/D/YY", "D.M.YYYY")]
+
+
+def format_probe_dates(n: int = 1000) -> tuple[list[str], torch.Tensor]:
+    """Texts and labels for the format probe: held-out days whose day and month are single digits (so
+    the first character says nothing about the format), alternately written ``D.M.YYYY`` (label 0) and
+    ``M/D/YY`` (label 1). At most ``n``; about 1,000 such days come out of the 6,000 drawn."""
+    days = [d for d in _test_days(np.random.default_rng(5), 6000) if d.day <= 9 and d.month <= 9][:positive_int("n", n)]
+    texts = [format_date(d, "M/D/YY" if k % 2 else "D.M.YYYY") for k, d in enumerate(days)]
+    return texts, torch.tensor([k % 2 for k in range(len(days))])

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ..analysis.gradients import input_gradient_norms
+from ..models.rnn_attention import AttentionSeq2Seq
 from ..models.seq2seq import Seq2Seq, StackedSeq2Seq
 from ..tasks.digits import DIGIT_VOCAB, decode_digits, digit_batch
 from ..tokens import PAD
@@ -24,7 +25,7 @@ from ..train.parallel import run_parallel
 from ..train.seq2seq import accuracy, evaluate_by_length, train_seq2seq
 from ..validate import check_steps, positive_int
 
-__all__ = ["LengthProtocol", "run_length_experiment", "train_stacked", "evaluate_stacked",
+__all__ = ["LengthProtocol", "run_length_experiment", "length_run", "LENGTH_RUNS", "train_stacked", "evaluate_stacked",
            "run_stacked_length_experiment", "trained_stacked_length_experiment", "longest_copied",
            "SWEEP", "SWEEP_SEEDS", "SWEEP_WIDTHS", "SWEEP_RUNS", "sweep_parameters", "bottleneck_sweep", "copies",
            "CELL_PROTOCOL", "trained_cell", "compare_cells"]
@@ -60,6 +61,27 @@ def run_length_experiment(model: nn.Module, protocol: LengthProtocol = LengthPro
     result = evaluate_by_length(model, lambda rng, L: digit_batch(rng, p.eval_batch_size, L, L),
                                 list(p.eval_lengths), np.random.default_rng(p.eval_seed))
     return history, result
+
+
+LENGTH_RUNS = ("plain", "attention")
+
+
+def length_run(model: str, seed: int = 0, hidden_dim: int = 64, protocol: LengthProtocol = LengthProtocol()):
+    """Chapter 2's rerun of the length experiment for one ``model`` of :data:`LENGTH_RUNS`: the plain GRU
+    encoder-decoder or the same encoder and decoder with dot-product attention, 16-dimensional embeddings,
+    width ``hidden_dim``. ``seed`` fixes the initial weights and the training strings (the protocol's
+    ``train_seed``); the test strings are the protocol's, the same for every seed. Returns the per-length
+    results of :func:`run_length_experiment` (``length``, ``token_accuracy``, ``exact_match``) with
+    ``parameters`` added. Seed 0 is the chapter's run."""
+    if model not in LENGTH_RUNS:
+        raise ValueError(f"model must be one of {LENGTH_RUNS}, got {model!r}")
+    hidden_dim = positive_int("hidden_dim", hidden_dim)
+    torch.manual_seed(seed)
+    net = (Seq2Seq(len(DIGIT_VOCAB), embed_dim=16, hidden_dim=hidden_dim, cell="gru")
+           if model == "plain" else
+           AttentionSeq2Seq(len(DIGIT_VOCAB), len(DIGIT_VOCAB), embed_dim=16, hidden_dim=hidden_dim, score="dot"))
+    _, result = run_length_experiment(net, dataclasses.replace(protocol, train_seed=seed))
+    return {**result, "parameters": sum(p.numel() for p in net.parameters())}
 
 
 def _stacked_batch(rngs: list[np.random.Generator], p: LengthProtocol):

@@ -276,7 +276,7 @@ def _shape(accuracy) -> str:
 
 def check_length_curves(shapes: Mapping[str, str], exact_vs_independent: str, plain_result: Mapping,
                         attention_result: Mapping) -> dict[str, float]:
-    """Predictions about Section 2.7's curves, checked against its measured results (dicts with
+    """Predictions about Section 2.6's curves, checked against its measured results (dicts with
     ``length``, ``token_accuracy`` and ``exact_match`` lists, as ``run_length_experiment`` returns them):
     ``shapes = {"plain": letter, "attention": letter}`` with the letters of ``CURVE_SHAPES``, and
     ``exact_vs_independent``, "above" or "below": the attention model's exact match on the longest
