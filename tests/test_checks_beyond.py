@@ -97,3 +97,93 @@ def _clamped(history, period, horizon):
 def test_seasonal_naive_rejects_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         check_seasonal_naive(wrong)
+
+
+# The attention pooling of a set (objective 2) -------------------------------------------------
+
+from attention_course.teaching.checks.beyond import check_attention_pool, check_horizon_queries  # noqa: E402
+
+
+def reference_pool(Z, S):
+    return torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, -1) @ Z
+
+
+@pytest.mark.parametrize("answer", [
+    reference_pool,
+    lambda Z, S: reference_pool(Z.float(), S.float()),                       # float32
+    lambda Z, S: reference_pool(Z, S).numpy(),                               # numpy
+    lambda Z, S: reference_pool(Z, S).tolist(),                              # nested lists
+])
+def test_attention_pool_accepts_correct_answers(answer, capsys):
+    check_attention_pool(answer)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct") and not any(c.isdigit() for c in out)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2), -1) @ Z, "sqrt"),
+    (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, 1) @ Z, "over the seeds"),
+    (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, -1), "those are the weights"),
+    (lambda Z, S: Z.mean(1, keepdim=True).expand(-1, S.shape[0], -1), "the mean of each set"),
+    (lambda Z, S: reference_pool(Z, S) + Z[:, :1], "expected"),
+    (lambda Z, S: reference_pool(Z, S) + 0.1 * Z[:, :1], "first seed"),
+])
+def test_attention_pool_rejects_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        check_attention_pool(wrong)
+
+
+def test_attention_pool_rejects_an_order_dependent_pooling():
+    def by_position(Z, S):
+        w = torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, -1)
+        out = w @ Z
+        return out if Z[0, 0, 0] > -0.5 else out * 1.5
+    with pytest.raises(CheckFailed, match="permutation-invariant|expected"):
+        check_attention_pool(by_position)
+
+
+# The forecaster's horizon queries (objective 4) -----------------------------------------------
+
+def reference_horizon(hq, u, ev, mem):
+    q = hq + ev[..., None] * u
+    w = torch.softmax(q @ mem.transpose(1, 2) / mem.shape[-1] ** 0.5, -1)
+    return w @ mem, w
+
+
+@pytest.mark.parametrize("answer", [
+    reference_horizon,
+    lambda *a: tuple(t.float() for t in reference_horizon(*a)),
+    lambda *a: [t.numpy() for t in reference_horizon(*a)],
+])
+def test_horizon_queries_accepts_correct_answers(answer, capsys):
+    check_horizon_queries(answer)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct") and not any(c.isdigit() for c in out)
+
+
+def _no_events(hq, u, ev, mem):
+    return reference_horizon(hq, u, 0 * ev, mem)
+
+
+def _unscaled(hq, u, ev, mem):
+    w = torch.softmax((hq + ev[..., None] * u) @ mem.transpose(1, 2), -1)
+    return w @ mem, w
+
+
+def _over_horizons(hq, u, ev, mem):
+    w = torch.softmax((hq + ev[..., None] * u) @ mem.transpose(1, 2) / mem.shape[-1] ** 0.5, 1)
+    return w @ mem, w
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda *a: reference_horizon(*a)[0], "return two things"),
+    (_no_events, "ignore the scheduled events"),
+    (_unscaled, "sqrt"),
+    (_over_horizons, "over the horizons"),
+    (lambda *a: (reference_horizon(*a)[0] * 2, reference_horizon(*a)[1]), "context is not"),
+    (lambda *a: (reference_horizon(*a)[0], reference_horizon(*a)[1][..., :-1]), r"shape \(B, H, L\)"),
+    (lambda hq, u, ev, mem: reference_horizon(hq, -u, ev, mem), "series 0, horizon index 1: got weights"),
+])
+def test_horizon_queries_rejects_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        check_horizon_queries(wrong)

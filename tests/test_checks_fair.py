@@ -38,7 +38,13 @@ from attention_course.teaching.checks.attention_rnn import (
     check_later_input,
     check_temperature,
 )
-from attention_course.teaching.checks.beyond import check_attention_max, check_offset_scores, check_seasonal_naive
+from attention_course.teaching.checks.beyond import (
+    check_attention_max,
+    check_attention_pool,
+    check_horizon_queries,
+    check_offset_scores,
+    check_seasonal_naive,
+)
 from attention_course.teaching.checks.bottleneck import check_last_state
 from attention_course.teaching.checks.cca import (
     check_blind_spot,
@@ -91,7 +97,7 @@ from attention_course.teaching.debugging import (
 from attention_course.tokens import EOS, PAD
 from attention_course.train.seq2seq import accuracy
 from test_checks_attention_rnn import later_rule, reference_additive
-from test_checks_beyond import reference_offset_scores, reference_soft_max
+from test_checks_beyond import reference_horizon, reference_offset_scores, reference_pool, reference_soft_max
 from test_checks_bottleneck import last_real_state
 from test_checks_cca import _correlation_score, _product, reference_angles, reference_cca, reference_pmi
 from test_checks_explanation import reference_jsd, reference_one_token, reference_precision
@@ -256,6 +262,14 @@ FUNCTION_CHECKS = {
         "mirrored": (lambda q, k, o, a: reference_offset_scores(q, k, -o, a),
                      r"query - offset instead of query \+ offset"),
         "alpha ignored": (lambda q, k, o, a: reference_offset_scores(q, k, o, 0.7), "do not change with alpha")}),
+    "attention_pool": (check_attention_pool, reference_pool, {
+        "softmax over the seeds": (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, 1) @ Z,
+                                   "over the seeds"),
+        "no scale": (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2), -1) @ Z, "sqrt")}),
+    "horizon_queries": (check_horizon_queries, reference_horizon, {
+        "events ignored": (lambda hq, u, ev, mem: reference_horizon(hq, u, 0 * ev, mem), "ignore the scheduled events"),
+        "context wrong": (lambda hq, u, ev, mem: (2 * reference_horizon(hq, u, ev, mem)[0],
+                                                  reference_horizon(hq, u, ev, mem)[1]), "context is not")}),
     "attention_max": (check_attention_max, reference_soft_max, {
         "hard max": (lambda x, a: x.amax(-1), "hard max"),
         "mean": (lambda x, a: x.mean(-1), "that is the mean")}),

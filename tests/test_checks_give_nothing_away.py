@@ -31,7 +31,7 @@ from attention_course.teaching.checks.multihead import CANDIDATE_SPLITS, KV_SETU
 from attention_course.teaching.checks.self_attention import ORDER_STEPS
 from attention_course.train.seq2seq import accuracy
 from test_checks_attention_rnn import ATTENTION, PLAIN, READING, StandInTranslator, later_rule, reference_additive
-from test_checks_beyond import reference_offset_scores, reference_soft_max
+from test_checks_beyond import reference_horizon, reference_offset_scores, reference_pool, reference_soft_max
 from test_checks_bottleneck import last_real_state
 from test_checks_cca import _correlation_score, _product, reference_angles, reference_cca, reference_pmi
 from test_checks_explanation import (
@@ -117,7 +117,9 @@ CORRECT = {
                             ["True", "False", *COUNTER_TEST_STATEMENTS]),
     # Chapter 8
     "check_offset_scores": (lambda: (reference_offset_scores,), []),
+    "check_attention_pool": (lambda: (reference_pool,), ["sqrt", "S Z"]),
     "check_attention_max": (lambda: (reference_soft_max,), ["softmax(alpha x) ."]),
+    "check_horizon_queries": (lambda: (reference_horizon,), ["sqrt", "@"]),
     "check_seasonal_naive": (lambda: (seasonal_naive,), ["ceil"]),
     # The debugging exercises
     "check_attention": (lambda: (scaled_dot_product_attention,), ["sqrt"]),

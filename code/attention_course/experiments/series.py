@@ -13,7 +13,12 @@ from ..train import fit
 from ..validate import check_batch_size, check_choice, check_steps
 
 __all__ = ["fit_least_squares", "mean_absolute_error", "train_forecaster", "train_on_windows", "FORECASTERS",
-           "new_forecaster", "trained_forecaster", "trained_on_windows"]
+           "new_forecaster", "trained_forecaster", "trained_on_windows", "FORECAST_JOB", "FORECAST_SEEDS"]
+
+# The chapter's synthetic forecaster run (seed added per run) and its seeds.
+FORECAST_JOB = {"kind": "attention", "history": 48, "horizon": 12, "d_model": 32, "num_heads": 2, "steps": 1000,
+                "batch_size": 64, "lr": 3e-3, "period": 12}
+FORECAST_SEEDS = (0, 1, 2, 3)
 
 FORECASTERS = {"attention": HorizonAttentionForecaster, "GRU": RecurrentForecaster}
 

@@ -10,7 +10,8 @@ from ...models.conv_attention import grid_positions, quadratic_scores
 from ...tasks.series import seasonal_naive
 from ._base import FLOAT32_EPS, CheckFailed, as_float, call, ok
 
-__all__ = ["check_offset_scores", "check_attention_max", "check_seasonal_naive"]
+__all__ = ["check_offset_scores", "check_attention_pool", "check_attention_max", "check_horizon_queries",
+           "check_seasonal_naive"]
 
 
 # Exercise 8.1: one head's positional scores, peaked at a kernel offset ----------------------------
@@ -50,6 +51,52 @@ def check_offset_scores(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, 
     ok("the head's weights peak at key = query + offset and sharpen as alpha grows.")
 
 
+# Exercise: pooling a set by attention from learned seeds (PMA with one head, no projections) -----
+
+def _pool(Z: torch.Tensor, S: torch.Tensor, scaled: bool = True, dim: int = -1) -> torch.Tensor:
+    scores = torch.einsum("kd,bnd->bkn", S, Z) / (Z.shape[-1] ** 0.5 if scaled else 1.0)
+    return torch.softmax(scores, dim) @ Z
+
+
+def check_attention_pool(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """``fn(Z (B, n, d), S (k, d)) -> (B, k, d)``: each seed vector of S is a query over the n elements of
+    each set; the result is softmax(S Z^T / sqrt(d)) Z, one row per seed, whatever n is."""
+    g = torch.Generator().manual_seed(11)
+    S = torch.randn(2, 4, generator=g, dtype=torch.float64)
+    rtol = 64 * FLOAT32_EPS
+    for n in (5, 3):
+        Z = 2 * torch.randn(3, n, 4, generator=g, dtype=torch.float64)
+        want = _pool(Z, S)
+        got = as_float(call(fn, Z.clone(), S.clone()), "the pooled sets")
+        if got.shape != want.shape:
+            shape = tuple(got.shape)
+            hint = ""
+            if shape == (3, 2, n):
+                hint = " (those are the weights: multiply them by Z)"
+            elif shape == (3, n, 4):
+                hint = " (one row per element: the seeds, not the elements, must be the queries)"
+            raise CheckFailed(f"for a set of {n} elements expected shape (B, k, d) = {tuple(want.shape)}, got "
+                              f"{shape}{hint}")
+        if torch.allclose(got, want, rtol=rtol, atol=rtol):
+            continue
+        if torch.allclose(got, _pool(Z, S, scaled=False), rtol=rtol, atol=rtol):
+            raise CheckFailed("the scores must be divided by sqrt(d), the width of a vector, before the softmax")
+        if torch.allclose(got, _pool(Z, S, dim=1), rtol=rtol, atol=rtol):
+            raise CheckFailed("your softmax runs over the seeds; it must run over the elements of each set")
+        if torch.allclose(got, Z.mean(1, keepdim=True).expand_as(want), rtol=rtol, atol=rtol):
+            raise CheckFailed("that is the mean of each set: the seeds' scores must weigh the elements")
+        raise CheckFailed(f"for the first set of {n} elements and the first seed: got "
+                          f"{[round(v, 4) for v in got[0, 0].tolist()]}, expected "
+                          f"{[round(v, 4) for v in want[0, 0].tolist()]}")
+    perm = torch.randperm(Z.shape[1], generator=g)
+    again = as_float(call(fn, Z[:, perm].clone(), S.clone()), "the pooled sets")
+    if not torch.allclose(again, want, rtol=rtol, atol=rtol):
+        raise CheckFailed("listing the elements of a set in another order changes your result: pooling must be "
+                          "permutation-invariant")
+    ok("one output row per seed for sets of any size, weighted by a softmax over the elements, "
+       "and reordering a set changes nothing.")
+
+
 # Exercise 8.2: attention pooling that approaches the max --------------------------------------
 
 def check_attention_max(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> None:
@@ -87,6 +134,60 @@ def check_attention_max(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> No
     if not near(shuffled, (torch.softmax(2 * x, -1) * x).sum(-1)):
         raise CheckFailed("reordering the elements of a set changes your result: a pooling must not depend on order")
     ok("your pooling is the softmax-weighted mean for every alpha tried and ignores the order of the set.")
+
+
+# Exercise: the forecaster's horizon queries ----------------------------------------------------
+
+def _horizon(horizon_query, event_vector, future_events, memory, with_events=True, scaled=True, dim=-1):
+    queries = horizon_query + (future_events[..., None] * event_vector if with_events else 0)   # (B, H, d)
+    scores = queries @ memory.transpose(1, 2) / (memory.shape[-1] ** 0.5 if scaled else 1.0)   # (B, H, L)
+    weights = torch.softmax(scores, dim)
+    return weights @ memory, weights
+
+
+def check_horizon_queries(fn: Callable[..., tuple]) -> None:
+    """``fn(horizon_query (H, d), event_vector (d,), future_events (B, H), memory (B, L, d))`` returns
+    ``(context (B, H, d), weights (B, H, L))``: horizon h's query is ``horizon_query[h]`` plus
+    ``event_vector`` where an event is scheduled at t + h; one head of scaled dot-product attention over
+    the encoded history ``memory`` (keys and values alike)."""
+    g = torch.Generator().manual_seed(5)
+    Hh, d, B, L = 4, 6, 3, 7
+    hq = torch.randn(Hh, d, generator=g, dtype=torch.float64)
+    u = 2 * torch.randn(d, generator=g, dtype=torch.float64)
+    ev = torch.zeros(B, Hh, dtype=torch.float64)
+    ev[0, 1] = ev[2, 3] = ev[1, 0] = 1.0
+    mem = torch.randn(B, L, d, generator=g, dtype=torch.float64)
+    rtol = 64 * FLOAT32_EPS
+    answer = call(fn, hq.clone(), u.clone(), ev.clone(), mem.clone())
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        raise CheckFailed("return two things, (context, weights), as the package's attention does")
+    context, weights = as_float(answer[0], "the context"), as_float(answer[1], "the weights")
+    want_c, want_w = _horizon(hq, u, ev, mem)
+    for got, want, name, dims in ((context, want_c, "context", "(B, H, d)"), (weights, want_w, "weights", "(B, H, L)")):
+        if got.shape != want.shape:
+            raise CheckFailed(f"expected the {name} of shape {dims} = {tuple(want.shape)}, got {tuple(got.shape)}")
+
+    def near(a, b):
+        return torch.allclose(a, b, rtol=rtol, atol=rtol)
+
+    if near(weights, want_w) and near(context, want_c):
+        ok("each horizon's query is its own vector plus the event vector where an event is scheduled, and it "
+           "reads the history with a softmax over the past steps.")
+        return
+    if near(weights, _horizon(hq, u, ev, mem, with_events=False)[1]):
+        raise CheckFailed("your weights ignore the scheduled events: add event_vector to the query of every "
+                          "horizon whose flag is 1")
+    if near(weights, _horizon(hq, u, ev, mem, scaled=False)[1]):
+        raise CheckFailed("divide the scores by sqrt(d) before the softmax")
+    if near(weights, _horizon(hq, u, ev, mem, dim=1)[1]):
+        raise CheckFailed("your softmax runs over the horizons; each horizon's weights must sum to one over the "
+                          "past steps")
+    if near(weights, want_w):
+        raise CheckFailed("the weights are right but the context is not: it is the weights times the memory")
+    wrong = ((weights - want_w).abs().amax(-1) > rtol).nonzero()
+    b, h = (int(i) for i in wrong[0]) if len(wrong) else (0, 0)
+    raise CheckFailed(f"series {b}, horizon index {h}: got weights {[round(v, 4) for v in weights[b, h].tolist()]}, "
+                      f"expected {[round(v, 4) for v in want_w[b, h].tolist()]}")
 
 
 # Exercise 8.3: seasonal naive beyond one period -----------------------------------------------
