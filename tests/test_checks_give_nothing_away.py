@@ -30,6 +30,7 @@ from attention_course.teaching.checks.explanation import COUNTER_TEST_STATEMENTS
 from attention_course.teaching.checks.multihead import CANDIDATE_SPLITS, KV_SETUP
 from attention_course.teaching.checks.self_attention import ORDER_STEPS
 from attention_course.train.seq2seq import accuracy
+from test_beam import SEARCH_ERROR_TABLE
 from test_checks_attention_rnn import ATTENTION, PLAIN, READING, StandInTranslator, later_rule, reference_additive
 from test_checks_beyond import reference_horizon, reference_offset_scores, reference_pool, reference_soft_max
 from test_checks_bottleneck import last_real_state
@@ -102,6 +103,8 @@ CORRECT = {
     "check_split_identity": (lambda: (set(PARTITIONS),), list(CANDIDATE_SPLITS)),
     "check_beam_prediction": (lambda: ("aaa", "b", "ab"), ["'aaa'", "'b'", "'ab'", "log p"]),
     "check_kv_cache_prediction": (_kv_answer, ["T(T", "rows with"]),
+    # Chapter 5
+    "check_search_error": (lambda: (SEARCH_ERROR_TABLE,), ["'a", "'b", "0."]),
     # Chapter 6
     "check_canonical_correlations": (lambda: (reference_cca,), ["["]),
     "check_principal_angles": (lambda: (reference_angles,), ["[", "degrees"]),

@@ -6,6 +6,14 @@ and their log-probabilities ``log p(y_1 .. y_t | x) = sum_s log p(y_s | y_<s, x)
 hypothesis is extended by every token (K x V candidates), and the K best candidates survive. A
 hypothesis that has written ``EOS`` is finished: it stays in the beam with its score unchanged.
 
+Beam search is a heuristic, not an exact search. It can drop the greedy path: when the greedy
+prefix falls below ``K`` others at some step, it is gone for good, and the hypotheses that pushed it
+out may end less likely than greedy decoding's output (a *search error*: the model would have
+preferred an output the search never finished). This is rare, and it is what plain beam search
+does, so it is the default. ``include_greedy=True`` adds greedy decoding's output as one more
+finished candidate at the end, which guarantees a result at least as likely as greedy's (under the
+same ranking) at the cost of one extra greedy pass.
+
 Log-probabilities only fall as tokens are added, so ranking finished outputs by raw score favours
 short ones. With ``length_penalty = alpha`` the final choice ranks ``score / length ** alpha``
 (``length`` counts the tokens up to and including ``EOS``): alpha = 0 is the raw score, alpha = 1
@@ -65,16 +73,23 @@ def _check_penalty(length_penalty) -> float:
 
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, lengths: torch.Tensor, max_len: int, beam_width: int = 4,
-                length_penalty: float = 0.0, chunk: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                length_penalty: float = 0.0, chunk: int | None = None,
+                include_greedy: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """``(ids (B, max_len), log_prob (B,))``: for each row the best of ``beam_width`` hypotheses
     (``PAD`` after its ``EOS``) and its log-probability under the model (summed over its tokens, ``EOS``
-    included; not length-normalised). ``beam_width=1`` is greedy decoding; for wider beams the greedy
-    output is kept as one more candidate, so the result never ranks below greedy decoding's (a beam
-    alone can drop the greedy path). ``chunk`` rows at a time."""
+    included; not length-normalised). ``beam_width=1`` is greedy decoding.
+
+    Plain beam search (the default) can drop the greedy path and, rarely, end with an output less
+    likely than greedy decoding's. ``include_greedy=True`` adds greedy decoding's output as one more
+    candidate, ranked like the beam's (with the same length normalisation), so that the result never
+    ranks below greedy's. ``chunk`` rows at a time."""
     max_len, K = positive_int("max_len", max_len), positive_int("beam_width", beam_width)
     alpha = _check_penalty(length_penalty)
+    if not isinstance(include_greedy, bool):
+        raise ValueError(f"include_greedy must be True or False, got {include_greedy!r}")
     if chunk is not None and src.shape[0] > positive_int("chunk", chunk):
-        parts = [beam_search(model, src[i:i + chunk], lengths[i:i + chunk], max_len, K, alpha)
+        parts = [beam_search(model, src[i:i + chunk], lengths[i:i + chunk], max_len, K, alpha,
+                             include_greedy=include_greedy)
                  for i in range(0, src.shape[0], chunk)]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
     B, device = src.shape[0], src.device
@@ -109,9 +124,9 @@ def beam_search(model, src: torch.Tensor, lengths: torch.Tensor, max_len: int, b
     if out.shape[1] < max_len:
         out = torch.cat([out, out.new_full((B, max_len - out.shape[1]), PAD)], dim=1)
     best, best_length = score[torch.arange(B, device=device), choice], length[torch.arange(B, device=device), choice]
-    if K == 1:
+    if K == 1 or not include_greedy:
         return out, best
-    # A beam can lose the greedy path (its prefix may rank below K others); keep greedy's output where it is better.
+    # The option: greedy's output as one more candidate, kept where it ranks above the beam's choice.
     greedy = greedy_decode(model, src, lengths, max_len)
     greedy_score = sequence_log_prob(model, src, lengths, greedy)
     ended = greedy == EOS

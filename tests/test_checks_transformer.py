@@ -1,0 +1,31 @@
+"""The Chapter 5 self-check of the search-error exercise (attention_course.teaching.checks.transformer)."""
+
+import pytest
+from attention_course.teaching.checks import CheckFailed
+from attention_course.teaching.checks.transformer import BEAM_TABLE, check_search_error, decode_table
+from test_beam import SEARCH_ERROR_TABLE
+
+
+def test_a_valid_case_passes(capsys):
+    check_search_error(SEARCH_ERROR_TABLE)
+    assert capsys.readouterr().out.startswith("Correct:")
+
+
+def test_the_case_is_real():
+    result = decode_table(SEARCH_ERROR_TABLE)
+    assert result["beam"][1] < result["greedy"][1]
+    assert decode_table(SEARCH_ERROR_TABLE, include_greedy=True)["beam"] == result["greedy"]
+
+
+@pytest.mark.parametrize("table, message", [
+    (BEAM_TABLE, "at least as likely"),
+    ({"": {"a": 1.0}}, "the same output"),
+    ({"": {"a": 0.5, "b": 0.4}}, "sum to"),
+    ({"": {"c": 1.0}}, "unknown tokens"),
+    ({"x": {"a": 1.0}}, "prefix 'x'"),
+    ({"": {"a": -0.5, "b": 1.5}}, "is not a probability"),
+    ([("", {"a": 1.0})], "expected a table"),
+])
+def test_invalid_or_non_cases_fail_with_a_reason(table, message):
+    with pytest.raises(CheckFailed, match=message):
+        check_search_error(table)
