@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PlantedViews", "planted_views", "squared_views"]
+__all__ = ["PlantedViews", "planted_views", "resample_views", "squared_views"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,19 @@ def planted_views(rng: np.random.Generator, n: int, correlations, x_dim: int, y_
     P = np.zeros((x_dim, y_dim))
     P[np.arange(k), np.arange(k)] = rho
     return PlantedViews(xi @ L_x.T, eta @ L_y.T, rho, L_x @ L_x.T, L_y @ L_y.T, L_x @ P @ L_y.T)
+
+
+def resample_views(views: PlantedViews, rng: np.random.Generator, n: int) -> PlantedViews:
+    """n fresh pairs from the population of ``views`` (same covariances and canonical correlations).
+
+    The pairs are drawn from N(0, joint_cov), so a new seed gives a new sample of the same problem:
+    what changes from seed to seed is only the finite-sample error.
+    """
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    p = views.cov_xx.shape[0]
+    z = rng.standard_normal((int(n), p + views.cov_yy.shape[0])) @ np.linalg.cholesky(views.joint_cov).T
+    return PlantedViews(z[:, :p], z[:, p:], views.correlations, views.cov_xx, views.cov_yy, views.cov_xy)
 
 
 def squared_views(rng: np.random.Generator, n: int, dim: int = 2, noise: float = 0.1) -> tuple[np.ndarray, np.ndarray]:

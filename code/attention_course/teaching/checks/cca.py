@@ -101,14 +101,14 @@ def check_principal_angles(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -
 # Exercise 6.3: the cross term of the Gaussian PMI ----------------------------------------------
 
 def check_pmi_cross_matrix(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
-    """``fn(cov ((p+q), (p+q)), p) -> A (p, q)`` with PMI(x, y) = x^T A y + (terms in x alone or y alone)."""
+    """``fn(cov ((p+q), (p+q)), p) -> Gamma (p, q)`` with PMI(x, y) = x^T Gamma y + (terms in x alone or y alone)."""
     v = planted_views(np.random.default_rng(8), 1, [0.85, 0.4], 3, 2)
     cov, p = v.joint_cov, 3
     precision = np.linalg.inv(cov)
     want = -precision[:p, p:]
-    got = as_float(call(fn, cov.copy(), p), "A").numpy()
+    got = as_float(call(fn, cov.copy(), p), "the cross-term matrix").numpy()
     if got.shape != want.shape:
-        raise CheckFailed(f"expected A of shape (p, q) = {want.shape}, got {got.shape}")
+        raise CheckFailed(f"expected the cross-term matrix of shape (p, q) = {want.shape}, got {got.shape}")
     # Inverting in float32 loses about cond(cov) float32 roundings of the largest entry.
     tol = 8 * np.linalg.cond(cov) * FLOAT32_EPS * np.abs(want).max()
 
@@ -116,7 +116,7 @@ def check_pmi_cross_matrix(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
         return bool(np.abs(a - b).max() <= tol)
 
     if near(got, want):
-        ok("your A gives the cross term of the Gaussian PMI.")
+        ok("your matrix gives the cross term of the Gaussian PMI.")
         return
     if near(got, -want):
         raise CheckFailed("wrong sign: PMI = -1/2 z^T Lambda z + ..., so the cross term is -x^T Lambda_xy y")
@@ -129,7 +129,7 @@ def check_pmi_cross_matrix(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
     if near(got, -np.linalg.pinv(cov[:p, p:]).T) or near(got, np.linalg.pinv(cov[:p, p:]).T):
         raise CheckFailed("invert the whole joint covariance, then take its (x, y) block; inverting the block "
                           "alone is not the same")
-    raise CheckFailed(f"A is not the expected matrix: largest error {np.abs(got - want).max():.3g} "
+    raise CheckFailed(f"that is not the cross-term matrix: largest error {np.abs(got - want).max():.3g} "
                       f"(allowed {tol:.2g})")
 
 
