@@ -353,3 +353,12 @@ def test_no_authoring_markup_is_shown_to_readers():
 def test_forecast_horizon_is_not_called_a_prediction_interval():
     horizon = next(e for e in ENTRIES if e["names"][0] == "forecast horizon")
     assert "예측 구간" not in horizon["names"]
+
+
+def test_the_later_chapters_and_the_transformer_have_their_terms():
+    names = {n for e in ENTRIES for n in e["names"]}
+    for name in ("plausibility", "faithfulness", "InfoNCE", "precision at k", "ablation", "multihead attention block",
+                 "pooling by multihead attention", "mean absolute error", "diagnostic model", "kernel CCA", "deep CCA",
+                 "residual connection", "layer normalization", "feed-forward layer", "positional encoding",
+                 "KV cache", "beam search", "learning-rate warm-up", "계층 정규화", "순전파 계층"):
+        assert name in names, f"no glossary name {name!r}"
