@@ -549,6 +549,7 @@ PREDICTIONS = {
     "check_query_shapes": "a count and a shape per kind of attention",
     "check_order_blind": "True or False per step",
     "check_counter_tests": "True or False per statement",
+    "check_search_error": "a table of next-token probabilities, decoded by the package's own searches",
 }
 
 

@@ -29,3 +29,12 @@ def test_the_case_is_real():
 def test_invalid_or_non_cases_fail_with_a_reason(table, message):
     with pytest.raises(CheckFailed, match=message):
         check_search_error(table)
+
+
+def test_probabilities_in_numpy_or_torch_are_accepted(capsys):
+    import numpy as np
+    import torch
+    for convert in (np.float64, np.float32, lambda p: torch.tensor(p, dtype=torch.float32)):
+        table = {prefix: {t: convert(p) for t, p in dist.items()} for prefix, dist in SEARCH_ERROR_TABLE.items()}
+        check_search_error(table)
+        assert capsys.readouterr().out.startswith("Correct:")

@@ -52,6 +52,8 @@ def _as_table(table) -> dict[str, dict[str, float]]:
             raise CheckFailed(f"prefix {prefix!r}: unknown tokens {unknown}; the tokens are {_TOKENS}")
         probs = {}
         for token, p in dist.items():
+            if isinstance(p, torch.Tensor) and p.numel() == 1:      # a probability kept in a tensor
+                p = p.item()
             if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
                 raise CheckFailed(f"prefix {prefix!r}: P({token}) = {p!r} is not a probability")
             probs[token] = float(p)
