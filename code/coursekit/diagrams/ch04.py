@@ -176,8 +176,8 @@ ALT = {
         "straight to H × T × d_head reads the memory in order, so head 1 gets positions 1 and 2 whole and head 2 "
         "positions 3 and 4, the right shape with the wrong content, and no error."),
     "ch04_two_lookup": (
-        "Eight items, one marked F and one marked S. Above, one head: the query gives one row of weights, here "
-        "almost all on F, and one weighted average, which can hold F or a blur of F and S, never both. Below, "
-        "two heads at the same width: the query gives two rows of weights, head 1 on F and head 2 on S, and "
-        "their two averages, concatenated, hold F and S side by side."),
+        "Eight items, one marked F and one marked S: above, one head gives one row of weights, here almost all on "
+        "F, and one weighted average, which holds F or a blur of F and S, never both. Below, two heads at the same "
+        "width give two rows of weights, head 1 on F and head 2 on S, whose two averages, concatenated, hold F and "
+        "S side by side."),
 }
