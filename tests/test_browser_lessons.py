@@ -400,6 +400,7 @@ def _demo_book(root: Path) -> Path:
     """A small book: 08_good (a rebuilt lesson with nothing wrong) and 09_bad (one defect per check)."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     config["title"] = "Demo"
+    config["sphinx"]["config"]["course_redirects"] = {}   # the course's renamed pages are not in the demo
     (root / "_config.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
     (root / "_toc.yml").write_text(
         "format: jb-book\nroot: book/intro\nparts:\n  - caption: Course\n    chapters:\n"

@@ -152,3 +152,31 @@ def test_trained_adversary_passes_its_batch_and_learning_rate_on():
         trained_consistent_adversary(**dict(job, batch_size=41))
     with pytest.raises(ValueError, match="batch_size"):
         train_classifier(fresh, data, steps=1, batch_size=0)
+
+
+def test_curve_records_the_trained_adversary_as_it_trains(tiny):
+    from attention_course.experiments.reviews import consistent_adversary_curve, trained_consistent_adversary
+    train, test, _, base_train, base_test = tiny
+    job = dict(data=train, vocab_size=len(VOCAB), base_probs=base_train[0], base_weights=base_train[1], lam=1.0,
+               seed=1, steps=60, divergence="jsd", embed_dim=16, hidden_dim=16, batch_size=32, lr=2e-2)
+    curve = consistent_adversary_curve(test=test, test_probs=base_test[0], test_weights=base_test[1], every=20, **job)
+    assert curve["steps"] == [0, 20, 40, 60]
+    # the last point is the adversary that trained_consistent_adversary returns, measured on the test reviews
+    same = trained_consistent_adversary(**job)
+    assert all(torch.equal(p, q) for p, q in zip(same.parameters(), curve["model"].parameters()))
+    jsd, tvd = consistency(same, test, *base_test)
+    assert curve["jsd"][-1] == pytest.approx(jsd.mean().item()) and curve["tvd"][-1] == pytest.approx(tvd.mean().item())
+    assert curve["jsd"][-1] > curve["jsd"][0] + 0.05          # lambda = 1 pushes the attention away from the base's
+    assert len(curve["accuracy"]) == 4 and all(0 <= a <= 1 for a in curve["accuracy"])
+
+
+def test_curve_rejects_bad_input(tiny):
+    from attention_course.experiments.reviews import consistent_adversary_curve
+    train, test, _, base_train, base_test = tiny
+    job = dict(data=train, test=test, vocab_size=len(VOCAB), base_probs=base_train[0], base_weights=base_train[1],
+               test_probs=base_test[0], test_weights=base_test[1], lam=0.0, steps=10, every=5, embed_dim=8,
+               hidden_dim=8)
+    with pytest.raises(ValueError, match="every must be a whole number of steps"):
+        consistent_adversary_curve(**dict(job, every=11))
+    with pytest.raises(ValueError, match="must match the test data's labels"):
+        consistent_adversary_curve(**dict(job, test_probs=base_test[0][:5]))

@@ -12,6 +12,11 @@ importance measures do. Two measures, each (N, T) with zeros on padding:
 Agreement of two rankings: Kendall's tau (scipy's tau-b) over each review's real tokens.
 Against a known explanation: precision at k, the fraction of the k top-ranked tokens that are
 true evidence, with k the number of evidence tokens of that review.
+
+Against the model itself, ERASER's faithfulness scores (DeYoung et al. 2020): with the rationale the
+top-ranked tokens, comprehensiveness is p(y|x) - p(y|x without the rationale) and sufficiency is
+p(y|x) - p(y|the rationale alone), y the class the model predicts on x, each averaged over rationales
+of several sizes (their AOPC over bins of 1, 5, 10, 20 and 50% of the tokens).
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ from ..layers.attention import padding_mask
 from ..models.classifier import AttentionClassifier
 from ..validate import check_float_tensor, check_lengths, first_index
 
-__all__ = ["gradient_importance", "leave_one_out_importance", "kendall_tau", "precision_at_k"]
+__all__ = ["gradient_importance", "leave_one_out_importance", "kendall_tau", "precision_at_k", "ERASER_BINS",
+           "eraser_faithfulness"]
+
+ERASER_BINS = (0.01, 0.05, 0.1, 0.2, 0.5)   # DeYoung et al.'s rationale sizes, as fractions of the tokens
 
 
 def gradient_importance(model: AttentionClassifier, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -125,3 +133,64 @@ def precision_at_k(scores: torch.Tensor, evidence: torch.Tensor, lengths: torch.
     top = torch.arange(T, device=scores.device)[None, :] < k[:, None]             # first k ranks
     hits = (evidence.gather(1, order) & top).sum(1).float()
     return torch.where(k > 0, hits / k.clamp(min=1), float("nan"))
+
+
+def _kept(tokens: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's kept tokens moved to the front in their order, padding after: (tokens (M, T), lengths (M,)).
+
+    A row that keeps nothing becomes a single padding token (length 1), the model's input for "no words".
+    """
+    T = tokens.shape[1]
+    pos = torch.arange(T, device=tokens.device)
+    order = torch.argsort(torch.where(keep, pos, pos + T), dim=1)               # kept positions first
+    lengths = keep.sum(1)
+    moved = torch.where(pos[None, :] < lengths[:, None], tokens.gather(1, order), 0)
+    return moved, lengths.clamp(min=1)
+
+
+@torch.no_grad()
+def eraser_faithfulness(model: AttentionClassifier, tokens: torch.Tensor, lengths: torch.Tensor,
+                        scores: torch.Tensor,
+                        bins: tuple[float, ...] = ERASER_BINS) -> tuple[torch.Tensor, torch.Tensor]:
+    """(comprehensiveness (N,), sufficiency (N,)) of the token ranking ``scores`` (N, T) for each review.
+
+    For each fraction q of ``bins`` the rationale is the review's ceil(q * length) top-ranked real tokens
+    (ties to the earlier position, padding never ranked). With y the class the model predicts on the whole
+    review and p(y|.) its probability:
+
+        comprehensiveness = p(y|x) - p(y|x with the rationale deleted)   (large: the rationale was needed)
+        sufficiency       = p(y|x) - p(y|the rationale alone)            (small: the rationale suffices)
+
+    Deleted tokens are removed and the rest closes up, as in leave-one-out; each score is averaged over
+    the bins (DeYoung et al.'s AOPC). A review left with no token is read as one padding token.
+    """
+    model.eval()
+    model._check(tokens, lengths)
+    check_float_tensor("scores", scores, min_dims=2)
+    if scores.shape != tokens.shape:
+        raise ValueError(f"scores {tuple(scores.shape)} must match tokens {tuple(tokens.shape)}")
+    if not bins or not all(isinstance(q, (int, float)) and 0 < q <= 1 for q in bins):
+        raise ValueError(f"bins must be fractions in (0, 1], at least one, got {bins!r}")
+    tokens, lengths, scores = _on_model(model, tokens, lengths, scores.detach())
+    N, T = tokens.shape
+    real = padding_mask(lengths, T)[:, 0]                                           # (N, T)
+    if torch.isnan(scores[real]).any():
+        raise ValueError(f"scores hold NaN at real tokens, first at (row, position) = "
+                         f"{first_index(torch.isnan(scores) & real)}: NaN has no rank")
+    full = torch.sigmoid(model(tokens, lengths)[0])                                 # (N,)
+    predicted = full >= 0.5
+
+    def p_predicted(p: torch.Tensor) -> torch.Tensor:                               # p(y|.) for the predicted y
+        return torch.where(predicted, p, 1 - p)
+
+    order = torch.sort(torch.where(real, scores.double(), float("-inf")), dim=1, descending=True,
+                       stable=True).indices
+    rank = torch.empty_like(order).scatter_(1, order, torch.arange(T, device=tokens.device).expand(N, T))
+    comprehensiveness, sufficiency = [], []
+    for q in bins:
+        k = torch.ceil(q * lengths.double()).long().clamp(min=1)                    # (N,) rationale sizes
+        rationale = (rank < k[:, None]) & real                                      # (N, T)
+        for keep, out in ((real & ~rationale, comprehensiveness), (rationale, sufficiency)):
+            p = torch.sigmoid(model(*_kept(tokens, keep))[0])
+            out.append(p_predicted(full) - p_predicted(p))
+    return torch.stack(comprehensiveness).mean(0), torch.stack(sufficiency).mean(0)

@@ -18,7 +18,8 @@ from ..train import fit
 from ..validate import check_batch_size, check_steps
 
 __all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_measures",
-           "importance_taus", "train_consistent_adversary", "trained_consistent_adversary", "consistency"]
+           "importance_taus", "train_consistent_adversary", "trained_consistent_adversary", "consistency",
+           "consistent_adversary_curve"]
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -101,13 +102,15 @@ def importance_taus(model: AttentionClassifier, data) -> dict[str, np.ndarray]:
 
 def train_consistent_adversary(model: AttentionClassifier, data, base_probs: torch.Tensor,
                                base_weights: torch.Tensor, lam: float, steps: int = 400, batch_size: int = 64,
-                               lr: float = 1e-2, seed: int = 0, divergence: str = "kl") -> list[float]:
+                               lr: float = 1e-2, seed: int = 0, divergence: str = "kl",
+                               callback=None, every: int = 100) -> list[float]:
     """Train ``model`` (fresh) as Wiegreffe & Pinter's model-consistent adversary of a base model.
 
     ``base_probs`` (N,) and ``base_weights`` (N, T) are the base model's P(positive) and attention on
     every example of ``data``; the labels are not used. Adam on random mini-batches of
     :func:`~attention_course.analysis.adversarial.consistent_adversary_loss`, the same batches and
-    optimiser as :func:`train_classifier`. Returns the loss per step.
+    optimiser as :func:`train_classifier`. ``callback(step)``, if given, runs after every ``every``
+    steps (as in :func:`~attention_course.train.fit`). Returns the loss per step.
     """
     check_steps(steps)
     check_batch_size(batch_size, len(data), "examples of the training data")
@@ -126,7 +129,7 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
         return consistent_adversary_loss(torch.sigmoid(logits), base_probs[index].to(device), weights, target,
                                          lam, divergence)
 
-    return fit(model, batch_loss, steps, lr)["loss"]
+    return fit(model, batch_loss, steps, lr, callback=callback, every=every)["loss"]
 
 
 def trained_consistent_adversary(data, vocab_size: int, base_probs: torch.Tensor, base_weights: torch.Tensor,
@@ -149,3 +152,45 @@ def consistency(model: AttentionClassifier, data, base_probs: torch.Tensor,
     probs, weights = predict_proba(model, data)
     return (js_divergence(weights, base_weights.to(weights.device)),
             total_variation(probs, base_probs.to(probs.device)))
+
+
+def consistent_adversary_curve(data, test, vocab_size: int, base_probs: torch.Tensor, base_weights: torch.Tensor,
+                               test_probs: torch.Tensor, test_weights: torch.Tensor, lam: float, seed: int = 0,
+                               steps: int = 3000, every: int = 100, divergence: str = "jsd", embed_dim: int = 32,
+                               hidden_dim: int = 32, batch_size: int = 64, lr: float = 1e-2) -> dict:
+    """One model-consistent adversary trained for ``steps`` steps, measured on ``test`` as it trains.
+
+    The adversary is :func:`trained_consistent_adversary`'s (the same model, batches and updates, from
+    ``torch.manual_seed(seed)``), trained against the base model's ``base_probs`` (N,) and
+    ``base_weights`` (N, T) on ``data``. Before training and after every ``every`` steps it is scored
+    against the base model's ``test_probs`` and ``test_weights`` on ``test`` by :func:`consistency`.
+    Returns ``{"steps": [0, every, ...], "jsd": [...], "tvd": [...], "accuracy": [...], "model": adversary}``:
+    the mean JSD of its attention, the mean TVD of its output and its accuracy on ``test`` at each step.
+    Run at ``lam = 0`` it is the control: an adversary asked only to copy the outputs, which shows how
+    closely the trainer can copy them at all within the budget.
+    """
+    check_steps(steps)
+    if not (isinstance(every, int) and not isinstance(every, bool) and 0 < every <= steps):
+        raise ValueError(f"every must be a whole number of steps in [1, steps={steps}], got {every!r}")
+    if test_probs.shape != test.labels.shape or test_weights.shape != test.tokens.shape:
+        raise ValueError(f"test_probs {tuple(test_probs.shape)} and test_weights {tuple(test_weights.shape)} must "
+                         f"match the test data's labels {tuple(test.labels.shape)} and tokens "
+                         f"{tuple(test.tokens.shape)}")
+    torch.manual_seed(seed)
+    model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder="bilstm")
+    curve: dict = {"steps": [], "jsd": [], "tvd": [], "accuracy": []}
+
+    def record(step: int) -> bool:
+        jsd, tvd = consistency(model, test, test_probs, test_weights)
+        probs, _ = predict_proba(model, test)
+        curve["steps"].append(step)
+        curve["jsd"].append(jsd.mean().item())
+        curve["tvd"].append(tvd.mean().item())
+        curve["accuracy"].append(accuracy(probs, test.labels.to(probs.device)))
+        return False
+
+    record(0)
+    train_consistent_adversary(model, data, base_probs, base_weights, lam, steps=steps, batch_size=batch_size,
+                               lr=lr, seed=seed, divergence=divergence, callback=record, every=every)
+    curve["model"] = model
+    return curve
