@@ -231,3 +231,29 @@ def test_a_merge_that_raises_is_reported_with_the_students_line():
     message = str(failure.value)
     assert "your function raised ZeroDivisionError" in message and "test_debugging.py" in message
     assert "x.shape[-1] // d_head" in message
+
+
+def test_heads_before_output_is_what_w_o_reads_and_the_plain_reshape_leaks():
+    from attention_course.layers.multihead import MultiHeadAttention
+    from attention_course.teaching.debugging import (
+        heads_before_output,
+        merge_heads_plain_reshape,
+        split_heads_plain_reshape,
+    )
+    torch.manual_seed(0)
+    layer = MultiHeadAttention(12, 3).double()
+    x = torch.randn(2, 5, 12, dtype=torch.float64)
+    seen = {}
+    layer.W_O.register_forward_pre_hook(lambda module, args: seen.update(concat=args[0]))
+    with torch.no_grad():
+        layer(x, x, x)
+    assert torch.allclose(heads_before_output(layer, x), seen["concat"], atol=1e-12, rtol=0)
+    y = torch.randn(2, 5, 12)
+    assert torch.equal(merge_heads_plain_reshape(split_heads_plain_reshape(y, 3)), y)      # round-trips
+    bug = lambda: heads_before_output(layer, x, split_heads_plain_reshape, merge_heads_plain_reshape)  # noqa: E731
+    before, before_bug = heads_before_output(layer, x), bug()
+    with torch.no_grad():
+        layer.W_V.weight[4:8] += 1.0                                                        # head 2's rows
+    moved = ((heads_before_output(layer, x) - before).abs().amax((0, 1)) > 0).nonzero().flatten().tolist()
+    assert moved == [4, 5, 6, 7]
+    assert ((bug() - before_bug).abs().amax((0, 1)) > 0).all()

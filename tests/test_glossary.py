@@ -41,12 +41,12 @@ LESSON_NUMBERS = {int(p.name[:2]) for p in CHAPTER_FILES}
 
 # Chapter notebook stems (e.g. "01_seq2seq_bottleneck") whose {term} links are complete.
 CHAPTERS_WITH_TERMS: list[str] = ["01_seq2seq_bottleneck", "02_attention", "03_self_attention",
-                                   "04_multihead_attention", "06_attention_cca", "07_attention_explanation",
-                                   "08_beyond"]
+                                   "04_multihead_attention", "05_transformer", "06_attention_cca",
+                                   "07_attention_explanation", "08_beyond"]
 # Chapter notebook stems whose math uses only symbols defined on the notation page.
 NOTATION_CHECKED_CHAPTERS: list[str] = ["01_seq2seq_bottleneck", "02_attention", "03_self_attention",
-                                         "04_multihead_attention", "06_attention_cca", "07_attention_explanation",
-                                         "08_beyond"]
+                                         "04_multihead_attention", "05_transformer", "06_attention_cca",
+                                         "07_attention_explanation", "08_beyond"]
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 TERM_ROLE = re.compile(r"\{term\}`([^`]+)`")

@@ -55,7 +55,7 @@ def stored_text(cell) -> str:
 
 def test_there_are_notebooks():
     lessons = [p for p in NOTEBOOKS if not p.stem.endswith("_evidence")]
-    assert len(lessons) == 7
+    assert len(lessons) == 8
 
 
 def is_hidden_claim_cell(cell) -> bool:

@@ -2,7 +2,7 @@
 
     model, _ = train_date_translator()          # the RNN with attention (Chapter 2)
     translate(model, ["Thursday, August 3, 1995", "3.8.1995"])   # ['1995-08-03', '1995-08-03']
-    model, _ = train_date_transformer()         # the Transformer (Chapter 4), same data, loss and loop
+    model, _ = train_date_transformer()         # the Transformer (Chapter 5), same data, loss and loop
 
 Everything is generated on the fly by :mod:`attention_course.tasks.dates`; training takes seconds
 on a laptop CPU.

@@ -7,7 +7,7 @@ Each layer is a few sublayers, each wrapped as ``x = x + sublayer(LayerNorm(x))`
 residual connection keeps an identity path from input to output, the layer norm keeps every
 sublayer's input at a fixed scale. (Normalising *before* the sublayer, "pre-LN", is reported
 to train without the learning-rate warm-up that the original "post-LN" order needs, Xiong et al.
-2020; chapter 4 measures how far that holds on a small task.)
+2020; chapter 5 measures how far that holds on a small task.)
 ``norm="post"`` builds the original order, ``x = LayerNorm(x + sublayer(x))``, for comparison.
 
     EncoderLayer   self-attention (padding mask) -> feed-forward

@@ -50,6 +50,7 @@ __all__ = [
     "BUGS", "PlantedBug",
     "attention_softmax_wrong_axis", "attention_missing_scale", "attention_neg_inf_mask",
     "split_heads", "merge_heads", "split_heads_permute_first", "merge_heads_permute_first",
+    "split_heads_plain_reshape", "merge_heads_plain_reshape", "heads_before_output",
     "key_padding_mask", "key_padding_mask_wrong_axis",
     "diagnose_attention", "diagnose_heads", "diagnose_key_padding_mask",
     "check_attention", "check_heads", "check_key_padding_mask",
@@ -114,6 +115,29 @@ def merge_heads_permute_first(x: torch.Tensor) -> torch.Tensor:
     """The exact inverse of :func:`split_heads_permute_first`: the pair round-trips, yet is wrong."""
     B, H, T, d_head = x.shape
     return x.reshape(B, H * d_head, T).transpose(1, 2)                       # BUG (matches the split)
+
+
+def split_heads_plain_reshape(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """(B, T, E) -> (B, H, T, E/H) by one reshape: head 0 gets whole positions, not a block of features."""
+    B, T, E = x.shape
+    return x.reshape(B, num_heads, T, E // num_heads)                        # BUG: no transpose at all
+
+
+def merge_heads_plain_reshape(x: torch.Tensor) -> torch.Tensor:
+    """The exact inverse of :func:`split_heads_plain_reshape`: the pair round-trips, yet is wrong."""
+    B, H, T, d_head = x.shape
+    return x.reshape(B, T, H * d_head)                                       # BUG (matches the split)
+
+
+@torch.no_grad()
+def heads_before_output(layer, x: torch.Tensor, split=split_heads, merge=merge_heads) -> torch.Tensor:
+    """The heads' outputs side by side, (B, T, E): the input of ``layer.W_O`` in self-attention over
+    ``x`` (B, T, E), for a :class:`~attention_course.layers.multihead.MultiHeadAttention` ``layer``,
+    with ``split`` and ``merge`` cutting and joining the heads (the correct pair by default)."""
+    H = layer.num_heads
+    q, k, v = (split(lin(x), H) for lin in (layer.W_Q, layer.W_K, layer.W_V))     # (B, H, T, d_head)
+    out, _ = scaled_dot_product_attention(q, k, v)
+    return merge(out)
 
 
 def key_padding_mask(lengths: torch.Tensor, T_k: int) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""Chapter 4: decoding with a KV cache against recomputing the decoder over the whole output at every step.
+"""Chapter 5: decoding with a KV cache against recomputing the decoder over the whole output at every step.
 
 ``kv_cache.speedup.T<n>``  seconds of greedy decoding of ``n`` output tokens with full recomputation
     divided by the seconds with the KV cache, same model, same source, same tokens (checked), median of

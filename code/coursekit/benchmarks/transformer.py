@@ -1,4 +1,4 @@
-"""Chapter 4 timings: the Transformer against the RNN with attention, and the package's multi-head
+"""Chapter 5 timings: the Transformer against the RNN with attention; and, for Chapter 4, the package's multi-head
 attention against ``torch.nn.MultiheadAttention``.
 
 ``date.transformer.seconds_to_999``  training seconds of ``train_date_transformer()`` until the exact
@@ -13,7 +13,7 @@ attention against ``torch.nn.MultiheadAttention``.
     machine slows both alike. Target: at most 1.1. ``mha.time_ratio_vs_torch_fused`` is the same
     against torch's ``need_weights=False`` path, which may use a fused kernel and returns no weights.
 ``compare.transformer.seconds_per_step``, ``compare.rnn.seconds_per_step``  training seconds per step of the two
-    models of chapter 4's equal-parameter comparison (:mod:`attention_course.experiments.dates_compare`,
+    models of chapter 5's equal-parameter comparison (:mod:`attention_course.experiments.dates_compare`,
     ``COMPARE_BUDGET``, seed 0), the whole budget timed with the checks below off the clock.
 ``compare.transformer.seconds_to_90``, ``compare.rnn.seconds_to_90``  training seconds of the same runs until
     the greedy exact match on the comparison's held-out dates, checked at its checkpoints, reaches 90%
@@ -64,7 +64,7 @@ def compare_seconds(kind: str, seed: int = 0) -> dict[str, float]:
     """``seconds_per_step`` (the whole comparison budget, evaluation excluded) and ``seconds_to_50``,
     ``seconds_to_90`` (training seconds until the greedy exact match on the comparison's ``n_test``
     held-out dates reaches 50%, 90%, checked every ``every`` steps; inf if never) of one model of
-    chapter 4's comparison, all from one training run."""
+    chapter 5's comparison, all from one training run."""
     steps, every, n_test = COMPARE_BUDGET["steps"], COMPARE_BUDGET["every"], COMPARE_BUDGET["n_test"]
     train = compared_trainer(kind, seed, steps, COMPARE_BUDGET["batch_size"])
     checks, seconds = clocked_checks(train, lambda model: date_exact_match(model, n_test), every)

@@ -1,4 +1,5 @@
-"""Self-checks for Chapter 4, multi-head attention and the Transformer."""
+"""Self-checks for Chapter 4, multi-head attention, and for Chapter 5's positions, KV cache and beam
+prediction (re-exported by :mod:`.transformer`)."""
 
 from __future__ import annotations
 
