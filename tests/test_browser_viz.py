@@ -153,14 +153,16 @@ def _exercise(page, k: int, where: str) -> None:
     assert s1["readout"] != s0["readout"] and s1["readout"].startswith(("query", "Layer", "Head", "layer")), \
         f"{where}: read-out did not change on hover: {s1['readout']!r}"
     assert s1["opacity"] != s0["opacity"], f"{where}: links did not change on hover"
-    for i in range(1, queries.count()):              # another query with a different row of weights
-        queries.nth(i).hover()
-        s2 = _state(page, k)
-        if s2["k"] != s1["k"]:
-            break
-    else:
-        pytest.fail(f"{where}: every query shows the same weights")
-    assert s2["on"] != s1["on"] or s2["opacity"] != s1["opacity"], f"{where}: highlighted links did not move"
+    n_queries = queries.count()     # one query only: a learned query (chapter 4's reader); its menus must change it
+    if n_queries > 1:
+        for i in range(1, n_queries):                # another query with a different row of weights
+            queries.nth(i).hover()
+            s2 = _state(page, k)
+            if s2["k"] != s1["k"]:
+                break
+        else:
+            pytest.fail(f"{where}: every query shows the same weights")
+        assert s2["on"] != s1["on"] or s2["opacity"] != s1["opacity"], f"{where}: highlighted links did not move"
 
     # Hover a key: the weights it receives appear next to the queries.
     keys.nth(keys.count() - 1).hover()
@@ -174,15 +176,16 @@ def _exercise(page, k: int, where: str) -> None:
     f0 = _state(page, k)
     assert f0["active"] == "q0" and f0["k"] == s1["k"], f"{where}: focusing query 0 did not show its weights"
     moved = None
-    for _ in range(1, queries.count()):
+    for _ in range(1, n_queries):
         page.keyboard.press("ArrowDown")
         f1 = _state(page, k)
         assert f1["active"] and f1["active"].startswith("q"), f"{where}: ArrowDown left the query column"
         if f1["k"] != f0["k"]:
             moved = f1
             break
-    assert moved, f"{where}: ArrowDown never changed the shown weights"
-    assert moved["readout"] != f0["readout"], f"{where}: read-out did not follow the keyboard focus"
+    if n_queries > 1:
+        assert moved, f"{where}: ArrowDown never changed the shown weights"
+        assert moved["readout"] != f0["readout"], f"{where}: read-out did not follow the keyboard focus"
     page.keyboard.press("ArrowRight")
     f2 = _state(page, k)
     assert f2["active"] and f2["active"].startswith("k") and _shown(f2["q"]), \
@@ -208,6 +211,8 @@ def _exercise(page, k: int, where: str) -> None:
     assert p2["pressed"] == 0 and not _shown(p2["k"]), f"{where}: Escape did not unpin"
 
     # Menus: the view changes the tokens; a layer or a head changes the pinned token's weights.
+    menus = [m for m in ("ace-layer", "ace-head", "ace-view") if root.locator(f".{m} select").count()]
+    assert n_queries > 1 or menus, f"{where}: one query and no menu: nothing the reader can change"
     for menu in ("ace-layer", "ace-head"):
         select = root.locator(f".{menu} select")
         if select.count():
@@ -305,7 +310,8 @@ def test_explorer_is_readable_in_both_themes(browser, site_url, rel, scheme):
         assert strokes == {expected}, f"{rel} ({scheme}): link colours {strokes}, expected {expected}"
         first = page.locator(".ace-explorer").first
         first.scroll_into_view_if_needed()
-        first.locator(".ace-left button.ace-tok").nth(1).focus()
+        tokens = first.locator(".ace-left button.ace-tok")
+        tokens.nth(min(1, tokens.count() - 1)).focus()
         screenshot(first, f"viz_{rel}_{scheme}")
         assert not watch.problems(), f"{rel} ({scheme}):\n  " + "\n  ".join(watch.problems())
     finally:
