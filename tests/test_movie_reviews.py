@@ -13,6 +13,7 @@ from attention_course.analysis.adversarial import (
     js_divergence,
 )
 from attention_course.analysis.importance import gradient_importance, leave_one_out_importance
+from attention_course.experiments.review_models import bag_of_words, bag_of_words_accuracy
 from attention_course.experiments.reviews import importance_measures, importance_taus, predict_proba, train_classifier
 from attention_course.models.classifier import AttentionClassifier
 from attention_course.tasks import movie_reviews
@@ -67,6 +68,45 @@ def test_split_is_by_film_deterministic_and_encoded_with_the_training_vocabulary
     words = tokenize(rt.test.texts[n])
     assert rt.test.tokens[n, :len(words)].tolist() == [word_id.get(w, 1) for w in words]
     assert int(rt.test.lengths[n]) == len(words) and (rt.test.tokens[n, len(words):] == 0).all()
+
+
+@needs_data
+def test_the_full_file_holds_every_sample_snippet_and_more_films():
+    full = read_snippets(movie_reviews.data_path(movie_reviews.FULL_FILE))
+    assert len(full) == 12808 and sum(s[2] for s in full) == 7403 and len({s[0] for s in full}) == 508
+    assert set(read_snippets()) <= set(full)
+
+
+@needs_data
+def test_full_corpus_trains_on_other_films_and_tests_on_the_samples_test_snippets(rt):
+    full = rotten_tomatoes(corpus="full")
+    assert full.test_films == rt.test_films and sorted(full.test.texts) == sorted(rt.test.texts)
+    assert torch.equal(full.test.labels.sort().values, rt.test.labels.sort().values)
+    test_texts = set(rt.test.texts)
+    assert len(full.train) > 2.5 * len(rt.train) and not test_texts & set(full.train.texts)
+    assert set(rt.train.texts) <= set(full.train.texts) and len(full.vocab) > len(rt.vocab)
+    with pytest.raises(ValueError, match="corpus must be one of"):
+        rotten_tomatoes(corpus="sst")
+
+
+@needs_data
+def test_bag_of_words_counts_the_tokens_of_each_row_and_never_the_padding(rt):
+    part = rt.train.subset(torch.arange(5))
+    counts = bag_of_words(part, len(rt.vocab)).toarray()
+    for i in range(5):
+        n = int(part.lengths[i])
+        assert counts[i].sum() == n and counts[i, 0] == 0
+        assert all(counts[i, t] == (part.tokens[i, :n] == t).sum() for t in part.tokens[i, :n].tolist())
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        bag_of_words(part, 3)
+    with pytest.raises(ValueError, match="C must be positive"):
+        bag_of_words_accuracy(part, part, len(rt.vocab), C=0)
+
+
+@needs_data
+def test_bag_of_words_beats_the_majority_class_on_held_out_films(rt):
+    majority = max(rt.test.labels.mean().item(), 1 - rt.test.labels.mean().item())
+    assert bag_of_words_accuracy(rt.train, rt.test, len(rt.vocab)) > majority + 0.05
 
 
 @needs_data
