@@ -13,7 +13,7 @@ from attention_course.analysis.adversarial import (
     js_divergence,
 )
 from attention_course.analysis.importance import gradient_importance, leave_one_out_importance
-from attention_course.experiments.review_models import bag_of_words, bag_of_words_accuracy
+from attention_course.experiments.review_models import MODELS, bag_of_words, bag_of_words_accuracy, held_out_accuracies
 from attention_course.experiments.reviews import importance_measures, importance_taus, predict_proba, train_classifier
 from attention_course.models.classifier import AttentionClassifier
 from attention_course.tasks import movie_reviews
@@ -107,6 +107,16 @@ def test_bag_of_words_counts_the_tokens_of_each_row_and_never_the_padding(rt):
 def test_bag_of_words_beats_the_majority_class_on_held_out_films(rt):
     majority = max(rt.test.labels.mean().item(), 1 - rt.test.labels.mean().item())
     assert bag_of_words_accuracy(rt.train, rt.test, len(rt.vocab)) > majority + 0.05
+
+
+@needs_data
+def test_held_out_accuracies_are_one_per_model_and_seed_and_reproducible(rt):
+    small = movie_reviews.RottenTomatoes(rt.train.subset(torch.arange(256)), rt.test.subset(torch.arange(64)),
+                                         rt.vocab, rt.test_films)
+    first = held_out_accuracies(small, seeds=(0, 1), steps=3, batch_size=32)
+    assert set(first) == {(name, seed) for name in MODELS for seed in (0, 1)}
+    assert all(0 <= a <= 1 for a in first.values())
+    assert first == held_out_accuracies(small, seeds=(0, 1), steps=3, batch_size=32)
 
 
 @needs_data

@@ -15,8 +15,13 @@ from scipy.sparse import csr_matrix
 from sklearn.linear_model import LogisticRegression
 
 from ..validate import positive_int
+from .reviews import accuracy, predict_proba, trained_classifier
 
-__all__ = ["bag_of_words", "bag_of_words_accuracy"]
+__all__ = ["MODELS", "bag_of_words", "bag_of_words_accuracy", "held_out_accuracies"]
+
+#: The chapter's three models on the real snippets: name -> (encoder, attention).
+MODELS = {"BiLSTM": ("bilstm", "additive"), "uniform BiLSTM": ("bilstm", "uniform"),
+          "average": ("average", "additive")}
 
 
 def bag_of_words(data, vocab_size: int) -> csr_matrix:
@@ -41,3 +46,15 @@ def bag_of_words_accuracy(train, test, vocab_size: int, C: float = 1.0) -> float
     model = LogisticRegression(C=C, max_iter=2000)
     model.fit(bag_of_words(train, vocab_size), train.labels.numpy())
     return float((model.predict(bag_of_words(test, vocab_size)) == test.labels.numpy()).mean())
+
+
+def held_out_accuracies(split, seeds, steps: int = 100, batch_size: int = 128, lr: float = 0.02,
+                        models: dict[str, tuple[str, str]] = MODELS) -> dict[tuple[str, int], float]:
+    """``{(model name, seed): test accuracy}``: each of ``models`` trained by
+    :func:`~attention_course.experiments.reviews.trained_classifier` on ``split.train`` with every
+    seed and the same budget, scored on ``split.test``
+    (``split`` is a :class:`~attention_course.tasks.movie_reviews.RottenTomatoes`)."""
+    return {(name, seed): accuracy(predict_proba(trained_classifier(
+                split.train, len(split.vocab), seed, encoder=encoder, attention=attention, steps=steps,
+                batch_size=batch_size, lr=lr), split.test)[0], split.test.labels)
+            for name, (encoder, attention) in models.items() for seed in seeds}
