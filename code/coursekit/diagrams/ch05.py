@@ -3,9 +3,9 @@ with a KV cache; and a beam of two that drops the greedy path."""
 
 from __future__ import annotations
 
-from . import style as s
 from matplotlib.patches import Circle
 
+from . import style as s
 from .draw import arrow, box, canvas, cells, text
 
 
@@ -81,10 +81,10 @@ def published():
     W, H = 640, 640
     fig, ax = canvas(W, H)
     ecx, dcx = 170, 470                        # the centres of the encoder and decoder columns
-    for cx, below, role in ((ecx, "input tokens", s.ENCODER), (dcx, "output so far (shifted right)", s.DECODER)):
+    for cx, below in ((ecx, "input tokens"), (dcx, "output so far (shifted right)")):
         text(ax, cx, 620, below)
         arrow(ax, (cx, 606), (cx, 590 + 1))
-        box(ax, cx - 110, 560, 220, 30, r"embedding $\times \sqrt{d_{model}}$", color=s.NEUTRAL)
+        box(ax, cx - 110, 560, 220, 30, r"embedding × √$d_{model}$", color=s.NEUTRAL)
         arrow(ax, (cx, 560), (cx, 536 + 1))
         ax.add_patch(Circle(
             (cx, 526), 10, facecolor=s.CARD, edgecolor=s.INK, linewidth=1.4, clip_on=False))
@@ -153,11 +153,11 @@ def kv_cache():
         arrow(ax, (29.4, y), (42 - 1, y), lw=1.3, head=8)
     # the self-attention's caches: rows 1..t-1 kept from earlier steps, row t appended now
     gx = 300
-    for name, role, top, sym, shape in (("K", s.KEY, rows["$k_t$"] - (t - 0.5) * c, "$k_t$", r"$t \times d_k$"),
+    for name, colour, top, sym, shape in (("K", s.KEY, rows["$k_t$"] - (t - 0.5) * c, "$k_t$", r"$t \times d_k$"),
                                         ("V", s.VALUE, rows["$v_t$"] + 20 - (t - 0.5) * c + 30, "$v_t$",
                                          r"$t \times d_v$")):
-        cells(ax, gx, top, t - 1, 4, role, size=c, fill=s.tint(role, 0.8))
-        cells(ax, gx, top + (t - 1) * c, 1, 4, role, size=c)
+        cells(ax, gx, top, t - 1, 4, colour, size=c, fill=s.tint(colour, 0.8))
+        cells(ax, gx, top + (t - 1) * c, 1, 4, colour, size=c)
         text(ax, gx + 4 * c + 12, top + 8, f"${name}$ cache", ha="left", shape=shape)
         text(ax, gx + 4 * c + 12, top + 32, "rows $1..t-1$ kept,", ha="left", color=s.MUTED, size=s.SMALL)
         text(ax, gx + 4 * c + 12, top + 52, "row $t$ appended", ha="left", color=s.MUTED, size=s.SMALL)
@@ -236,8 +236,8 @@ def beam_tree():
     text(ax, 294, ly, "dropped", ha="left", size=s.SMALL)
     arrow(ax, (400, ly), (436, ly), lw=2.4, head=8)
     text(ax, 444, ly, "greedy's path (bold)", ha="left", size=s.SMALL)
-    text(ax, 320, 408, r"final ranking: $\log p$, or $\log p \, / \, \mathrm{length}^{\alpha}$ with length normalisation",
-         color=s.MUTED, size=s.SMALL)
+    text(ax, 320, 408, r"final ranking: $\log p$, or $\log p \, / \, \mathrm{length}^{\alpha}$ "
+         "with length normalisation", color=s.MUTED, size=s.SMALL)
     return fig
 
 
@@ -252,24 +252,26 @@ ALT = {
         "with masked self-attention, then cross-attention, whose queries come from the decoder and whose keys and "
         "values come from the encoder's output, then a feed-forward network, and writes the next token."),
     "ch05_published": (
-        "The Transformer as published, read from the bottom up. Input tokens and the output so far, shifted right, "
-        "are embedded, the embeddings multiplied by the square root of d_model, sinusoidal positions added and "
-        "dropout applied to the sum. The encoder, N = 6 layers, has multi-head self-attention and a feed-forward "
-        "network; the decoder, N = 6 layers, has masked self-attention, cross-attention, whose keys and values are "
-        "the encoder's output, and a feed-forward network; every sublayer's output goes through dropout, is added "
-        "to the sublayer's input by a residual connection and is layer-normalised. A linear layer that shares the "
-        "embedding matrix and a softmax give the next-token probabilities; the base model has d_model 512, 8 heads, "
-        "d_ff 2048 and dropout 0.1."),
+        "The Transformer as published, read from the bottom up: input tokens and the output so far (shifted "
+        "right) are embedded, scaled by the square root of d_model, given sinusoidal positions and dropout, "
+        "then pass through N = 6 encoder layers (self-attention, feed-forward) and N = 6 decoder layers "
+        "(masked self-attention, cross-attention on the encoder's output, feed-forward), every sublayer's "
+        "output dropped out, added to its input and layer-normalised. A linear layer sharing the embedding "
+        "matrix and a softmax give the next-token probabilities; the base model has d_model 512, 8 heads, "
+        "d_ff 2048 and dropout 0.1."
+    ),
     "ch05_kv_cache": (
-        "One decoding step t in a decoder layer with a KV cache: only the newest position x_t is projected, into "
-        "a query q_t, a key k_t and a value v_t. The key and value are appended as row t to the self-attention's "
-        "key and value caches, whose rows 1 to t-1 are kept from earlier steps; q_t is compared with all t cached "
-        "keys, giving one row of t weights, and the output is that row times the value cache. Below, the "
-        "cross-attention's keys and values, S rows from the encoder, are computed once and read at every step."),
+        "One decoding step t with a KV cache: only the newest position x_t is projected into q_t, k_t and "
+        "v_t, whose key and value are appended as row t to the self-attention's key and value caches (rows 1 "
+        "to t-1 kept from earlier steps), and q_t is compared with all t cached keys to give one row of "
+        "weights. The cross-attention's keys and values, S rows from the encoder, are computed once and read "
+        "at every step."
+    ),
     "ch05_beam_tree": (
-        "A beam of 2 on a small table language model, drawn as a tree over four steps. Greedy decoding takes a "
-        "(.52), then aa (.187), then ends: aa<eos> with probability .187. The beam keeps a and b at step 1, but "
-        "at step 2 ba and bb (.24 each) push aa out; at step 3 it keeps ba<eos> (.144) and bbb (.168), and it "
-        "returns bbb<eos> with probability .168, less likely than greedy's output: a search error. The final "
-        "ranking is by log p, or by log p divided by length to the power alpha with length normalisation."),
+        "A beam of 2 on a small table language model over four steps: greedy decoding takes a (.52), then aa "
+        "(.187), and ends there, with aa at probability .187, but the beam keeps ba and bb (.24 each) at step "
+        "2, pushing aa out, and ends with bbb at probability .168, less likely than greedy's output: a "
+        "search error. The final ranking is by log p, or by log p divided by length to the power alpha with "
+        "length normalisation."
+    ),
 }
