@@ -38,3 +38,29 @@ def test_probabilities_in_numpy_or_torch_are_accepted(capsys):
         table = {prefix: {t: convert(p) for t, p in dist.items()} for prefix, dist in SEARCH_ERROR_TABLE.items()}
         check_search_error(table)
         assert capsys.readouterr().out.startswith("Correct:")
+
+
+THREE = {"a": 0.34, "b": 0.33, "<eos>": 0.33}
+# A search error for a beam of 3 (chapter 5's exercise): the greedy prefix survives step 2 and falls out at step 3.
+WIDTH_THREE_TABLE = {"": {"a": 0.52, "b": 0.48}, "a": THREE, "b": {"a": 0.5, "b": 0.5}, "aa": THREE,
+                     "ba": {"a": 0.5, "b": 0.5}, "bb": {"a": 0.6, "b": 0.4}, "bba": THREE, "baa": THREE,
+                     "bab": THREE}
+
+
+def test_a_wider_beam_has_its_own_cases(capsys):
+    check_search_error(WIDTH_THREE_TABLE, beam_width=3)
+    assert capsys.readouterr().out.startswith("Correct:")
+    result = decode_table(WIDTH_THREE_TABLE, beam_width=3)
+    assert result["beam"][1] < result["greedy"][1]
+
+
+def test_a_case_for_one_width_need_not_be_one_for_another():
+    """The width-2 case is no search error for a beam of 3, which keeps the greedy prefix."""
+    with pytest.raises(CheckFailed, match="beam of 3"):
+        check_search_error(SEARCH_ERROR_TABLE, beam_width=3)
+
+
+@pytest.mark.parametrize("width", [1, 0, 2.0, True, "3"])
+def test_a_bad_beam_width_is_named(width):
+    with pytest.raises(CheckFailed, match="beam_width"):
+        check_search_error(SEARCH_ERROR_TABLE, beam_width=width)

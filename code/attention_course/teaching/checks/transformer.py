@@ -83,23 +83,26 @@ def decode_table(table, beam_width: int = SEARCH_WIDTH, include_greedy: bool = F
     return {"greedy": text_and_score(greedy), "beam": text_and_score(beam)}
 
 
-def check_search_error(table) -> None:
+def check_search_error(table, beam_width: int = SEARCH_WIDTH) -> None:
     """A table language model (same form as ``BEAM_TABLE``: prefix -> next-token probabilities; a prefix not
-    listed ends with certainty) on which plain beam search of width ``SEARCH_WIDTH`` returns an output the
-    model finds less likely than greedy decoding's. Run with the package's decoders."""
-    result = decode_table(table)
+    listed ends with certainty) on which plain beam search of width ``beam_width`` (default ``SEARCH_WIDTH``)
+    returns an output the model finds less likely than greedy decoding's. Run with the package's decoders."""
+    if isinstance(beam_width, bool) or not isinstance(beam_width, int) or beam_width < 2:
+        raise CheckFailed(f"beam_width must be an integer of at least 2 (a beam of 1 is greedy decoding), "
+                          f"got {beam_width!r}")
+    result = decode_table(table, beam_width)
     (g_text, g_lp), (b_text, b_lp) = result["greedy"], result["beam"]
     if not b_lp < g_lp - 1e-4:
         verdict = "the same output" if b_text == g_text else "an output at least as likely"
         raise CheckFailed(
-            f"on this table the beam of {SEARCH_WIDTH} returns {verdict}: greedy '{g_text}<eos>' has log p = "
+            f"on this table the beam of {beam_width} returns {verdict}: greedy '{g_text}<eos>' has log p = "
             f"{g_lp:.3f}, the beam's '{b_text}<eos>' {b_lp:.3f}. For a search error the greedy prefix must fall "
-            f"out of the beam at some step (pushed out by {SEARCH_WIDTH} prefixes that are more likely so far), "
+            f"out of the beam at some step (pushed out by {beam_width} prefixes that are more likely so far), "
             f"and those must then end less likely than the greedy output does.")
     if math.isinf(g_lp):
         raise CheckFailed("greedy decoding's output has probability 0 on this table; give every listed token a "
                           "probability above 0")
-    with_greedy = decode_table(table, include_greedy=True)["beam"]
+    with_greedy = decode_table(table, beam_width, include_greedy=True)["beam"]
     if with_greedy[0] != g_text:
         raise CheckFailed(f"with include_greedy=True the beam should return greedy's output, got '{with_greedy[0]}'")
     ok("on your table plain beam search drops the greedy path and ends with an output the model finds less likely "
