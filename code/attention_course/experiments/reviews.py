@@ -11,8 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..analysis.adversarial import (adversarial_attention, consistent_adversary_loss, js_divergence,
-                                   total_variation)
+from ..analysis.adversarial import adversarial_attention, consistent_adversary_loss, js_divergence, total_variation
 from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
 from ..train import fit
