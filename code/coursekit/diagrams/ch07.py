@@ -155,27 +155,24 @@ DIAGRAMS = {
 ALT = {
     "ch07_plausible_faithful": (
         "A review, the plot was dull but the music was superb, with each word shaded by its attention weight, "
-        "darkest on but; the model predicts positive. The explanation is compared twice. Plausible? compares it "
-        "with a person, here the planted rule, whose evidence is superb, the first sentiment word after but: "
-        "does the top word match, measured by precision at k. Faithful? compares it with the model itself by an "
-        "intervention: delete the top words and see whether the prediction falls, keep only them and see whether "
-        "it stays, measured by ERASER's comprehensiveness and sufficiency."),
+        "darkest on but, and the prediction positive. The explanation is compared twice: with a person (here the "
+        "planted rule, whose evidence is superb, the first sentiment word after but), which grades its plausibility "
+        "by precision at k, and with the model itself, by deleting its top words or keeping only them, which grades "
+        "its faithfulness by ERASER's comprehensiveness and sufficiency."),
     "ch07_six_tests": (
-        "The model across the top: tokens x_t go through a BiLSTM to states h_t, weighted by attention weights "
-        "a_t into the output y hat. Below, Jain and Wallace's two tests: 1, does attention agree with other "
-        "measures (Kendall tau with the gradient and with leave-one-out); 2, do other weights give the same "
-        "output (permute a; search the adversary with the largest JSD whose output change is at most epsilon). "
-        "Beside them Wiegreffe and Pinter's four: 3, is attention needed (retrain with uniform weights; the "
-        "same accuracy means no test case); 4, how far do seeds move it (JSD between retrained models, a "
-        "yardstick); 5, is it useful to another model (freeze a and train a model without context on it); 6, "
-        "can a trained model differ (a second model with the same output and weights far away, measured by TVD "
-        "and JSD). Tests 1 and 2 edit or compare the weights of one trained model; tests 3 to 6 retrain."),
+        "The model across the top, tokens x_t through a BiLSTM to states h_t, weighted by attention weights a_t "
+        "into the output y hat, and below it six tests: Jain and Wallace's agreement with the gradient and "
+        "leave-one-out (Kendall tau) and other weights with the same output (permutation, an adversary with the "
+        "largest JSD within epsilon), which work on one trained model. Beside them Wiegreffe and Pinter's four, "
+        "which retrain: uniform weights (is attention needed at all), JSD between retrained seeds (a yardstick), "
+        "frozen attention handed to a model without context, and a second model trained to match the output with "
+        "weights far away (TVD and JSD)."),
     "ch07_trained_adversary": (
-        "The same review goes to the base model, trained and frozen, a BiLSTM with attention a_b and output y "
-        "hat b, and to the adversary, a BiLSTM of the same architecture from fresh weights that sees no labels, "
-        "with attention a_a and output y hat a. The two outputs feed the TVD term and the two attentions the "
-        "JSD term of the loss L = TVD(y hat a, y hat b) minus lambda times JSD(a_a, a_b): copy the outputs but "
-        "attend elsewhere. The gradient updates only the adversary. At lambda = 0 it is the control, asked "
-        "only to copy the outputs; converged with small TVD and large JSD, the base model's weights were not "
-        "needed."),
+        "The same review goes to the base model, trained and frozen, with attention a_b and output y hat b, and "
+        "to the adversary, a BiLSTM of the same architecture from fresh weights that sees no labels, with "
+        "attention a_a and output y hat a; the outputs feed the TVD term and the attentions the JSD term of the "
+        "loss L = TVD(y hat a, y hat b) minus lambda times JSD(a_a, a_b), copy the outputs but attend elsewhere, "
+        "and the gradient updates only the adversary. At lambda = 0 it is the control, asked only to copy the "
+        "outputs, and a converged adversary with small TVD and large JSD shows that the base model's attention "
+        "was not the only way to its outputs."),
 }
