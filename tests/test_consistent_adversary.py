@@ -178,5 +178,26 @@ def test_curve_rejects_bad_input(tiny):
                hidden_dim=8)
     with pytest.raises(ValueError, match="every must be a whole number of steps"):
         consistent_adversary_curve(**dict(job, every=11))
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match=r"every \(the steps between two measurements\) must be a positive int"):
+            consistent_adversary_curve(**dict(job, every=bad))
     with pytest.raises(ValueError, match="must match the test data's labels"):
         consistent_adversary_curve(**dict(job, test_probs=base_test[0][:5]))
+
+
+def test_curve_runs_one_forward_pass_per_checkpoint(tiny, monkeypatch):
+    """Each measurement is one predict_proba on the test reviews, whose output and attention give all three
+    numbers (the JSD, the TVD and the accuracy), equal to consistency's."""
+    from attention_course.experiments import reviews
+    train, test, _, base_train, base_test = tiny
+    calls = []
+    real = reviews.predict_proba
+    monkeypatch.setattr(reviews, "predict_proba", lambda *a, **k: calls.append(1) or real(*a, **k))
+    curve = reviews.consistent_adversary_curve(train, test, len(VOCAB), *base_train, *base_test, lam=0.5, seed=2,
+                                               steps=30, every=10, embed_dim=8, hidden_dim=8, batch_size=16)
+    assert len(calls) == len(curve["steps"]) == 4
+    monkeypatch.undo()
+    jsd, tvd = consistency(curve["model"], test, *base_test)
+    probs, _ = real(curve["model"], test)
+    assert curve["jsd"][-1] == jsd.mean().item() and curve["tvd"][-1] == tvd.mean().item()
+    assert curve["accuracy"][-1] == reviews.accuracy(probs, test.labels)

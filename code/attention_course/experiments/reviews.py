@@ -11,15 +11,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..analysis.adversarial import consistent_adversary_loss, js_divergence, total_variation
+from ..analysis.adversarial import adversarial_attention, consistent_adversary_loss, js_divergence, total_variation
 from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
 from ..train import fit
-from ..validate import check_batch_size, check_steps
+from ..validate import check_batch_size, check_steps, positive_int
 
 __all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_measures",
            "importance_taus", "train_consistent_adversary", "trained_consistent_adversary", "consistency",
-           "consistent_adversary_curve"]
+           "consistent_adversary_curve", "counter_test_run"]
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -169,8 +169,9 @@ def consistent_adversary_curve(data, test, vocab_size: int, base_probs: torch.Te
     Run at ``lam = 0`` it is the control: an adversary asked only to copy the outputs, which shows how
     closely the trainer can copy them at all within the budget.
     """
-    check_steps(steps)
-    if not (isinstance(every, int) and not isinstance(every, bool) and 0 < every <= steps):
+    steps = check_steps(steps)
+    every = positive_int("every (the steps between two measurements)", every)
+    if every > steps:
         raise ValueError(f"every must be a whole number of steps in [1, steps={steps}], got {every!r}")
     if test_probs.shape != test.labels.shape or test_weights.shape != test.tokens.shape:
         raise ValueError(f"test_probs {tuple(test_probs.shape)} and test_weights {tuple(test_weights.shape)} must "
@@ -180,13 +181,15 @@ def consistent_adversary_curve(data, test, vocab_size: int, base_probs: torch.Te
     model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder="bilstm")
     curve: dict = {"steps": [], "jsd": [], "tvd": [], "accuracy": []}
 
+    test = test.to(next(model.parameters()).device)              # moved once, not at every checkpoint
+    test_probs, test_weights = test_probs.to(test.labels.device), test_weights.to(test.labels.device)
+
     def record(step: int) -> bool:
-        jsd, tvd = consistency(model, test, test_probs, test_weights)
-        probs, _ = predict_proba(model, test)
+        probs, weights = predict_proba(model, test)                # one forward pass per checkpoint
         curve["steps"].append(step)
-        curve["jsd"].append(jsd.mean().item())
-        curve["tvd"].append(tvd.mean().item())
-        curve["accuracy"].append(accuracy(probs, test.labels.to(probs.device)))
+        curve["jsd"].append(js_divergence(weights, test_weights).mean().item())
+        curve["tvd"].append(total_variation(probs, test_probs).mean().item())
+        curve["accuracy"].append(accuracy(probs, test.labels))
         return False
 
     record(0)
@@ -194,3 +197,50 @@ def consistent_adversary_curve(data, test, vocab_size: int, base_probs: torch.Te
                                lr=lr, seed=seed, divergence=divergence, callback=record, every=every)
     curve["model"] = model
     return curve
+
+
+def _scores(model: AttentionClassifier, data, weights: torch.Tensor | None = None) -> tuple[float, float, float]:
+    """Accuracy on all, on the simple and on the contrast reviews of planted ``data``."""
+    probs, _ = predict_proba(model, data, weights)
+    c = data.contrast
+    return (accuracy(probs, data.labels), accuracy(probs[~c], data.labels[~c]),
+            accuracy(probs[c], data.labels[c]))
+
+
+@torch.no_grad()
+def _exact_adversary(model: AttentionClassifier, data, weights: torch.Tensor, epsilon: float):
+    model.eval()
+    hs = model.states(model.embed(data.tokens), data.lengths)
+    return adversarial_attention(model.token_logits(hs), model.out.bias.item(), weights, data.lengths, epsilon)
+
+
+def counter_test_run(train, test, vocab_size: int, seed: int = 0, steps: int = 200, batch_size: int = 64,
+                     lr: float = 1e-2, epsilon: float = 0.01) -> dict:
+    """One seed of Wiegreffe & Pinter's counter-tests on planted reviews, as Chapter 7 tabulates them.
+
+    Trains, each by :func:`trained_classifier` with ``seed`` and the same budget: the BiLSTM with learned
+    attention, the BiLSTM with uniform attention, and three context-free (average-encoder) diagnostic
+    models, with uniform weights, with the BiLSTM's attention frozen, and with the BiLSTM's exact
+    adversary (:func:`~attention_course.analysis.adversarial.adversarial_attention`, within ``epsilon``).
+    Returns ``{"acc": {"BiLSTM": ..., "uniform BiLSTM": ...}, "diagnostic": {"uniform": ...,
+    "BiLSTM's": ..., "adversarial": ...}, "attention": (N, T), "adversary_jsd": (N,)}``: each accuracy is
+    (all, simple, contrast) on ``test``; the attention is the BiLSTM's on ``test`` and the JSD its exact
+    adversary's distance from it. The same models as a notebook's loop over these trainers, in one job.
+    """
+    if not hasattr(test, "contrast"):
+        raise ValueError("counter_test_run needs planted reviews (PlantedData, with a contrast mask) as test data")
+    budget = dict(vocab_size=vocab_size, seed=seed, steps=steps, batch_size=batch_size, lr=lr)
+    bilstm = trained_classifier(train, encoder="bilstm", **budget)
+    uniform = trained_classifier(train, encoder="bilstm", attention="uniform", **budget)
+    _, train_weights = predict_proba(bilstm, train)
+    _, test_weights = predict_proba(bilstm, test)
+    train_adversary, _ = _exact_adversary(bilstm, train, train_weights, epsilon)
+    test_adversary, adversary_jsd = _exact_adversary(bilstm, test, test_weights, epsilon)
+    mlp = {name: trained_classifier(train, encoder="average", attention=attention, weights=weights, **budget)
+           for name, attention, weights in (("uniform", "uniform", None), ("BiLSTM's", "additive", train_weights),
+                                            ("adversarial", "additive", train_adversary))}
+    return {"acc": {"BiLSTM": _scores(bilstm, test), "uniform BiLSTM": _scores(uniform, test)},
+            "diagnostic": {"uniform": _scores(mlp["uniform"], test),
+                           "BiLSTM's": _scores(mlp["BiLSTM's"], test, test_weights),
+                           "adversarial": _scores(mlp["adversarial"], test, test_adversary)},
+            "attention": test_weights, "adversary_jsd": adversary_jsd}
