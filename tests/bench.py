@@ -8,7 +8,12 @@ Writes ``_build/bench.json``::
      "book_build_seconds": float,
      "targets": {"<name>": number},         # TARGETS below
      "over": ["<what is over its target>", ...],
-     "metrics": {"<name>": number}}
+     "metrics": {"<name>": number},
+     "cpu": "<model name>",                 # the CPU the benchmark ran on (lscpu's model name)
+     "make_test": {"cpu": ..., "seconds": float, "steps": {"<step>": {"seconds": float, "status": int}}}}
+
+``make_test`` is read from ``_build/test_steps.json``, which the last ``make test`` on this checkout wrote
+(:mod:`coursekit.steps` times each of its steps); it is absent if ``make test`` has not run here.
 
 ``kind`` and ``reading_minutes`` (the page measure of :mod:`coursekit.lessons`: prose words / 200 +
 visible code lines / 10, counted on the stored notebook) are given for every notebook; the reading
@@ -131,8 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-book", action="store_true", help="do not time the book build")
     parser.add_argument("--no-benchmarks", action="store_true", help="do not run coursekit.benchmarks")
     args = parser.parse_args(argv)
+    from coursekit.steps import cpu_model
+
     report = {"chapters": {}, "notebooks_seconds": None, "book_build_seconds": None, "targets": TARGETS,
-              "over": [], "metrics": {}}
+              "over": [], "metrics": {}, "cpu": cpu_model()}
+    steps_log = ROOT / "_build" / "test_steps.json"
+    if steps_log.is_file():
+        report["make_test"] = json.loads(steps_log.read_text())
     for nb in sorted(args.chapters.glob("*.ipynb")):
         proc = subprocess.run([sys.executable, __file__, "--run-one", str(nb)], capture_output=True,
                               text=True, cwd=ROOT)
@@ -167,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(json.dumps(report, indent=2) + "\n")
 
     print(table(report))
+    if "make_test" in report:
+        run = report["make_test"]
+        print(f"\nthe last make test here ({run.get('cpu', '?')}): {run.get('seconds', 0):.0f} s")
+        for step, row in run.get("steps", {}).items():
+            print(f"  {step:14s} {row['seconds']:8.1f} s" + ("" if row["status"] == 0 else f"  (exit {row['status']})"))
     for name, value in sorted(report["metrics"].items()):
         print(f"{name:56s} {value}")
     if report["over"]:

@@ -84,10 +84,10 @@ def test_make_lab_opens_a_chapter(lab):
     with chromium(sync_playwright) as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         watch = Watch(page, base)
-        page.goto(f"{base}/lab/tree/{CHAPTER}?token={token}")
-        page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+        page.goto(f"{base}/lab/tree/{CHAPTER}?reset&token={token}")   # reset: no other notebook restored
+        page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=90_000)
         # The chapter's title is rendered Markdown, and stored outputs are displayed.
-        heading = page.wait_for_selector(".jp-NotebookPanel .jp-Cell h1", timeout=60_000)
+        heading = page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell h1", timeout=60_000)
         assert "bottleneck" in heading.inner_text().lower()
         page.wait_for_selector(".jp-OutputArea-output", timeout=60_000)
         # The kernel from .venv starts: the status bar names it and reports it idle.
@@ -100,11 +100,11 @@ def test_make_lab_opens_a_chapter(lab):
         # The lesson's bookkeeping cells are collapsed here as on the site, and only those: their
         # input shows as JupyterLab's placeholder (cell metadata jupyter.source_hidden).
         hidden = hidden_cells(ROOT / CHAPTER)
-        page.wait_for_function("document.querySelectorAll('.jp-NotebookPanel .jp-Cell').length >= 10",
-                               timeout=60_000)
-        rendered = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-NotebookPanel .jp-Cell'))
+        cells = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell"       # the open notebook's, not a hidden tab's
+        page.wait_for_function(f"document.querySelectorAll('{cells}').length >= 10", timeout=60_000)
+        rendered = page.evaluate("""(cells) => Array.from(document.querySelectorAll(cells))
             .map((cell, i) => ({index: Number(cell.dataset.windowedListIndex ?? i),
-                                collapsed: cell.querySelector(".jp-InputPlaceholder") !== null}))""")
+                                collapsed: cell.querySelector(".jp-InputPlaceholder") !== null}))""", cells)
         assert len(rendered) >= 10, f"only {len(rendered)} cells rendered"
         wrong = [r["index"] for r in rendered if r["collapsed"] != hidden[r["index"]]]
         assert not wrong, f"cells whose input JupyterLab collapses, or not, against their metadata: {wrong}"
@@ -114,4 +114,44 @@ def test_make_lab_opens_a_chapter(lab):
         page.wait_for_function("""() => Array.from(document.querySelectorAll("img[src*='ch01_encoder_decoder']"))
                                           .some(img => img.complete && img.naturalWidth > 0)""", timeout=30_000)
         assert not watch.blocked, f"JupyterLab tried to reach the network: {watch.blocked}"
+        page.close()
+
+
+def test_a_claim_that_does_not_hold_shows_a_box_and_the_notebook_goes_on(lab):
+    """A student's run (make lab is not strict): a failed claim is a box with the claim, this run's values
+    and a link to the chapter's evidence page, and the next cell still runs."""
+    import nbformat
+
+    base, token = lab
+    folder = ROOT / "_build" / "lab-claims"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = "07_attention_explanation.ipynb"        # named as a chapter, so the box links its evidence page
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from attention_course.claims import expect\n"
+                                  "expect('this run meets a claim it cannot meet', 0.3 > 0.5, measured=0.3)"),
+        nbformat.v4.new_code_cell("print('the notebook went on')")],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, folder / name)
+    with chromium(sync_playwright) as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{base}/lab/tree/_build/lab-claims/{name}?reset&token={token}")   # reset: only this notebook
+        shown = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+        page.wait_for_selector(f"{shown} .jp-Cell", timeout=90_000)
+        page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(timeout=120_000)
+        try:
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()      # as a student: Run > Run All
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            box = page.wait_for_selector(f"{shown} .jp-OutputArea-output .claim-not-held", timeout=60_000)
+            page.wait_for_selector(f"{shown} .jp-OutputArea-output:has-text('the notebook went on')", timeout=60_000)
+        finally:
+            page.screenshot(path=str(SHOTS / "lab-claim-not-held.png"))
+        text = box.inner_text()
+        assert "this run meets a claim it cannot meet" in text and "measured = 0.3" in text
+        assert "did not hold in this run" in text and "goes on" in text
+        link = box.query_selector("a")
+        # JupyterLab resolves the link next to the open notebook: the chapter's evidence page in the same folder
+        href = link.get_attribute("href") if link else ""
+        assert "/_build/lab-claims/07_attention_explanation_evidence.ipynb" in href
+        error = page.query_selector(f"{shown} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        assert error is None, "the claim raised an error instead of showing the box"
         page.close()

@@ -86,7 +86,7 @@ class Makefile:
     def test_steps(self) -> list[str]:
         steps = []
         for line in self.rules.get("test", ([], 0))[0]:
-            match = re.match(r"\$\(MAKE\)(?:\s+--?\S+)*\s+(\S+)$", line)
+            match = re.match(r"(?:\$\(TIMED\)\s+)?\$\(MAKE\)(?:\s+--?\S+)*\s+(\S+)$", line)
             if match:
                 steps.append(match.group(1))
         if not steps:

@@ -21,7 +21,7 @@ from importlib import metadata
 
 import torch
 
-from .repro import DEFAULT_SEED
+from .repro import DEFAULT_SEED, SEED_SHIFT_VARIABLE, seed_shift
 
 __all__ = ["provenance", "versions", "elapsed_seconds"]
 
@@ -44,14 +44,17 @@ def provenance(seed: int = DEFAULT_SEED) -> str:
     """A short, deterministic description of the environment a notebook ran in.
 
     ``seed`` is the seed the chapter passed to ``seed_everything`` (0 in every chapter). The thread
-    count and the deterministic-algorithms flag are read from torch, as the chapter left them.
+    count and the deterministic-algorithms flag are read from torch, as the chapter left them. Under a
+    seed shift (``COURSE_SEED_SHIFT``) the line says so: the text then depends on the shift.
     """
     if not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     parts = ", ".join(f"{name} {v}" for name, v in versions().items())
     threads = torch.get_num_threads()
     determinism = "on" if torch.are_deterministic_algorithms_enabled() else "off"
-    return (f"Executed with {parts}; seed {seed}, {threads} thread{'s' if threads != 1 else ''}, "
+    shift = seed_shift()
+    seeds = f"seed {seed}" + (f", shifted by {shift} ({SEED_SHIFT_VARIABLE}={shift})" if shift else "")
+    return (f"Executed with {parts}; {seeds}, {threads} thread{'s' if threads != 1 else ''}, "
             f"deterministic algorithms {determinism}.")
 
 

@@ -15,15 +15,17 @@ MAKEFILE = Makefile((ROOT / "Makefile").read_text(encoding="utf-8"))
 def test_the_steps_of_make_test_are_read_in_order_each_with_what_it_does():
     steps = MAKEFILE.test_steps()
     assert steps[:2] == ["lint", "unit"] and steps[-1] == "browser"
-    assert {"platforms", "nbval", "nbval-portable", "build-book"} <= set(steps)
+    assert {"platforms", "notebooks", "build-book"} <= set(steps)
     for step in steps:
         assert MAKEFILE.describe(step), f"make {step} has no comment above its rule or its variable"
         assert MAKEFILE.recipe(step), step
 
 
 def test_variables_are_expanded_as_make_would():
-    portable = " ".join(MAKEFILE.recipe("nbval-portable"))
-    assert portable.startswith("ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE .venv/bin/pytest --nbval")
+    robust = " ".join(MAKEFILE.recipe("nbval-robust"))
+    assert robust.startswith("ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE COURSE_SEED_SHIFT=1 "
+                             "COURSE_STRICT_CLAIMS=1 .venv/bin/pytest --nbval")
+    assert MAKEFILE.recipe("test")[1].startswith(".venv/bin/python -m coursekit.steps --log _build/test_steps.json")
     assert "$(" not in " ".join(c for s in MAKEFILE.test_steps() for c in MAKEFILE.recipe(s))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from ..repro import shifted_seed
+
 __all__ = ["linear_probe_accuracy"]
 
 
@@ -22,7 +24,7 @@ def linear_probe_accuracy(features: torch.Tensor, labels: torch.Tensor, steps: i
         raise ValueError(f"need features (N, D) and labels (N,), got {tuple(features.shape)} "
                          f"and {tuple(labels.shape)}")
     features, labels = features.detach().cpu(), labels.cpu()          # a small probe: fitted on the CPU
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(shifted_seed(seed))
     order = torch.randperm(len(labels), generator=g, device="cpu")
     half = len(labels) // 2
     train, test = order[:half], order[half:]

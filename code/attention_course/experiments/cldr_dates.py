@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..models.rnn_attention import AttentionSeq2Seq
+from ..repro import shifted_seed
 from ..tasks.cldr_dates import (
     ISO_LEN,
     ISO_VOCAB,
@@ -52,10 +53,10 @@ def _train(make_batch, tgt_vocab: int, steps: int, batch_size: int, embed_dim: i
     positive_int("batch_size", batch_size)
     if seed == HELD_OUT_SEED:
         raise ValueError(f"seed {seed} is reserved for the held-out test dates")
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = AttentionSeq2Seq(len(SOURCE_VOCAB), tgt_vocab, embed_dim, hidden_dim, score="dot",
                              bidirectional=bidirectional).to("cpu" if device is None else device)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(shifted_seed(seed))
     history = train_seq2seq(model, lambda: make_batch(rng, batch_size, split="train"), steps, lr=lr, clip=1.0,
                             decay=True)
     return model, history

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..models.transformer import Transformer
+from ..repro import shifted_seed
 from ..tasks.digits import DIGIT_VOCAB, digit_batch
 from ..train.parallel import run_parallel
 from ..train.seq2seq import accuracy, train_seq2seq
@@ -50,10 +51,10 @@ def train_copy_transformer(seed: int = 0, steps: int = 200, batch_size: int = 64
     check_steps(steps)
     if seed == COPY_TEST_SEED:
         raise ValueError(f"seed {seed} is reserved for the held-out strings")
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = Transformer(len(DIGIT_VOCAB), len(DIGIT_VOCAB), max_len=MAX_LEN, num_layers=num_layers,
                         **{**COPY_MODEL, **model_options})
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(shifted_seed(seed))
     history = train_seq2seq(model, lambda: digit_batch(rng, batch_size, *COPY_LENGTHS), steps, lr=lr, clip=1.0,
                             decay=True, warmup=warmup)
     return model, history

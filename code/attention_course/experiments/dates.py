@@ -19,6 +19,7 @@ from torch import nn
 
 from ..models.rnn_attention import AttentionSeq2Seq
 from ..models.transformer import Transformer
+from ..repro import shifted_seed
 from ..tasks.dates import (
     MAX_SOURCE_LEN,
     SOURCE_VOCAB,
@@ -56,9 +57,9 @@ def train_on_dates(build: Callable[[], nn.Module], steps: int, batch_size: int, 
     check_steps(steps)
     if seed == HELD_OUT_SEED:
         raise ValueError(f"seed {seed} is reserved for the held-out test dates")
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = build().to("cpu" if device is None else device)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(shifted_seed(seed))
     history = train_seq2seq(model, lambda: date_batch(rng, batch_size, split="train"), steps, lr=lr, clip=1.0,
                             decay=True, callback=callback and (lambda step: callback(step, model)), every=every,
                             warmup=warmup)

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..models.image_attention import DigitClassifier, local_fraction
-from ..repro import seed_everything
+from ..repro import seed_everything, shifted_seed
 from ..tasks.handwritten import HandwrittenDigits
 from ..train import fit
 from ..train.parallel import run_parallel
@@ -28,7 +28,7 @@ def train_digit_classifier(model: nn.Module, data: HandwrittenDigits, steps: int
     """Cross-entropy with Adam (cosine decay) on ``batch_size`` images drawn at random (seeded) from
     ``data`` at every step; returns the loss per step."""
     steps, batch_size = check_steps(steps), check_batch_size(batch_size, len(data.labels), "training images")
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(shifted_seed(seed))
 
     def batch_loss() -> torch.Tensor:
         idx = torch.randperm(len(data.labels), generator=g)[:batch_size]

@@ -19,6 +19,7 @@ from torch import nn
 from ..analysis.gradients import input_gradient_norms
 from ..models.rnn_attention import AttentionSeq2Seq
 from ..models.seq2seq import Seq2Seq, StackedSeq2Seq
+from ..repro import shifted_seed
 from ..tasks.digits import DIGIT_VOCAB, decode_digits, digit_batch
 from ..tokens import PAD
 from ..train.parallel import run_parallel
@@ -55,7 +56,7 @@ def run_length_experiment(model: nn.Module, protocol: LengthProtocol = LengthPro
     run under one protocol see exactly the same examples.
     """
     p = protocol
-    train_rng = np.random.default_rng(p.train_seed)
+    train_rng = np.random.default_rng(shifted_seed(p.train_seed))
     history = train_seq2seq(model, lambda: digit_batch(train_rng, p.batch_size, p.min_len, p.max_len),
                             p.steps, lr=p.lr, clip=p.clip)
     result = evaluate_by_length(model, lambda rng, L: digit_batch(rng, p.eval_batch_size, L, L),
@@ -76,7 +77,7 @@ def length_run(model: str, seed: int = 0, hidden_dim: int = 64, protocol: Length
     if model not in LENGTH_RUNS:
         raise ValueError(f"model must be one of {LENGTH_RUNS}, got {model!r}")
     hidden_dim = positive_int("hidden_dim", hidden_dim)
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     net = (Seq2Seq(len(DIGIT_VOCAB), embed_dim=16, hidden_dim=hidden_dim, cell="gru")
            if model == "plain" else
            AttentionSeq2Seq(len(DIGIT_VOCAB), len(DIGIT_VOCAB), embed_dim=16, hidden_dim=hidden_dim, score="dot"))
@@ -171,7 +172,7 @@ def run_stacked_length_experiment(model: StackedSeq2Seq, protocol: LengthProtoco
     p = protocol
     if len(data_seeds) != model.models:
         raise ValueError(f"need one data seed per model ({model.models}), got {len(data_seeds)}")
-    rngs = [np.random.default_rng(s) for s in data_seeds]
+    rngs = [np.random.default_rng(shifted_seed(s)) for s in data_seeds]
     curve: dict[str, list] = {"step": [], "token_accuracy": []}
 
     def record(step: int) -> None:
@@ -228,7 +229,7 @@ def sweep_parameters(hidden_dim: int, attention: bool = False, embed_dim: int = 
 
 
 def _fresh(hidden_dim: int, seed: int, count: int) -> list[Seq2Seq]:
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     return [Seq2Seq(len(DIGIT_VOCAB), 16, hidden_dim, "gru") for _ in range(count)]
 
 
@@ -256,7 +257,7 @@ def bottleneck_sweep(seeds: Sequence[int] = SWEEP_SEEDS, protocol: LengthProtoco
     if n == 0:
         raise ValueError("need at least one seed")
     plain16 = _fresh(16, 16, n)
-    torch.manual_seed(116)
+    torch.manual_seed(shifted_seed(116))
     readouts = [nn.Linear(2 * 16, plain16[0].decoder.out.out_features) for _ in seeds]
     stack16 = StackedSeq2Seq.from_models(plain16 * 2, attention_out=[None] * n + readouts)
     plain32 = _fresh(32, 32, n)
@@ -309,7 +310,7 @@ def trained_cell(cell: str, seed: int = 0, protocol: LengthProtocol = CELL_PROTO
     longest length (``init`` before training, ``trained`` after; see
     :func:`~attention_course.analysis.gradients.input_gradient_norms`)."""
     probe = digit_batch(np.random.default_rng(probe_seed), 128, protocol.max_len, protocol.max_len)
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = Seq2Seq(len(DIGIT_VOCAB), embed_dim=16, hidden_dim=hidden_dim, cell=cell)
     init = input_gradient_norms(model, probe)
     _, result = run_length_experiment(model, dataclasses.replace(protocol, train_seed=seed))

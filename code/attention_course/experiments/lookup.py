@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from ..models.lookup import MarkedReader
+from ..repro import shifted_seed
 from ..tasks.lookup import FIRST, SECOND, two_lookup_batch
 from ..train.loop import fit
 from ..validate import check_steps
@@ -29,9 +30,9 @@ def train_marked_reader(num_heads: int, seed: int = 0, steps: int = 200, batch_s
     check_steps(steps)
     if seed == LOOKUP_TEST_SEED:
         raise ValueError(f"seed {seed} is reserved for the held-out sequences")
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = MarkedReader(LOOKUP_TASK["dim"], SECOND + 1, 2, embed_dim, num_heads)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(shifted_seed(seed))
 
     def batch_loss() -> torch.Tensor:
         batch = two_lookup_batch(rng, batch_size, **LOOKUP_TASK)

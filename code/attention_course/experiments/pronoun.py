@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from ..models.pronoun import PronounResolver
+from ..repro import shifted_seed
 from ..tasks.pronoun import PronounBatch, pronoun_batch
 from ..train import fit
 from ..validate import check_steps
@@ -18,7 +19,7 @@ def train_pronoun_model(model: PronounResolver, steps: int = 400, batch_size: in
                         seed: int = 0, max_clauses: int = 3) -> list[float]:
     """Adam on cross-entropy for ``steps`` fresh batches from ``pronoun_batch``; returns the losses."""
     steps, device = check_steps(steps), next(model.parameters()).device
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(shifted_seed(seed))
 
     def batch_loss() -> torch.Tensor:
         batch = pronoun_batch(rng, batch_size, max_clauses).to(device)

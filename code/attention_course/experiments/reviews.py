@@ -14,6 +14,7 @@ from torch import nn
 from ..analysis.adversarial import adversarial_attention, consistent_adversary_loss, js_divergence, total_variation
 from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
+from ..repro import shifted_seed
 from ..train import fit
 from ..validate import check_batch_size, check_steps, positive_int
 
@@ -34,8 +35,8 @@ def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_s
     if weights is not None and weights.shape != data.tokens.shape:
         raise ValueError(f"weights must match tokens {tuple(data.tokens.shape)}, got {tuple(weights.shape)}")
     device = next(model.parameters()).device
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
+    torch.manual_seed(shifted_seed(seed))
+    rng = np.random.default_rng(shifted_seed(seed))
     loss_fn = nn.BCEWithLogitsLoss()
 
     def batch_loss() -> torch.Tensor:
@@ -54,7 +55,7 @@ def trained_classifier(data, vocab_size: int, seed: int = 0, encoder: str = "bil
     """``torch.manual_seed(seed)``, a fresh :class:`AttentionClassifier`, trained by :func:`train_classifier`
     with ``seed``: one run of a seed sweep, the same model in this process or in a worker process of
     :func:`~attention_course.train.parallel.run_parallel`."""
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder=encoder,
                                 attention=attention)
     train_classifier(model, data, steps=steps, batch_size=batch_size, lr=lr, seed=seed, weights=weights)
@@ -118,8 +119,8 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
         raise ValueError(f"base_probs {tuple(base_probs.shape)} and base_weights {tuple(base_weights.shape)} must "
                          f"match the data's labels {tuple(data.labels.shape)} and tokens {tuple(data.tokens.shape)}")
     device = next(model.parameters()).device
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
+    torch.manual_seed(shifted_seed(seed))
+    rng = np.random.default_rng(shifted_seed(seed))
 
     def batch_loss() -> torch.Tensor:
         index = torch.as_tensor(rng.choice(len(data), size=batch_size, replace=False))
@@ -138,7 +139,7 @@ def trained_consistent_adversary(data, vocab_size: int, base_probs: torch.Tensor
                                  lr: float = 1e-2) -> AttentionClassifier:
     """``torch.manual_seed(seed)``, a fresh BiLSTM :class:`AttentionClassifier` (not the base model's weights),
     trained by :func:`train_consistent_adversary` with ``seed``; returns it (one run of a sweep)."""
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder="bilstm")
     train_consistent_adversary(model, data, base_probs, base_weights, lam, steps=steps, batch_size=batch_size,
                                lr=lr, seed=seed, divergence=divergence)
@@ -177,7 +178,7 @@ def consistent_adversary_curve(data, test, vocab_size: int, base_probs: torch.Te
         raise ValueError(f"test_probs {tuple(test_probs.shape)} and test_weights {tuple(test_weights.shape)} must "
                          f"match the test data's labels {tuple(test.labels.shape)} and tokens "
                          f"{tuple(test.tokens.shape)}")
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     model = AttentionClassifier(vocab_size, embed_dim=embed_dim, hidden_dim=hidden_dim, encoder="bilstm")
     curve: dict = {"steps": [], "jsd": [], "tvd": [], "accuracy": []}
 

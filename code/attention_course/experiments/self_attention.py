@@ -21,6 +21,7 @@ import torch
 from ..analysis.cost import last_output_gradient_norms
 from ..layers.attention import causal_mask
 from ..layers.self_attention import SelfAttention
+from ..repro import shifted_seed
 from ..validate import positive_int
 
 __all__ = ["score_scale_statistics", "gru_multiply_adds", "attention_multiply_adds", "recurrence_vs_attention",
@@ -89,7 +90,7 @@ def recurrence_vs_attention(lengths: Sequence[int] = (8, 32, 128), d: int = 16, 
     """
     lengths = _dims("lengths", lengths)
     d = positive_int("d", d)
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     gru = torch.nn.GRU(d, d, batch_first=True).double()
     attention = SelfAttention(d).double()
     attention32 = copy.deepcopy(attention).float()                              # the same layer in float32

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from ..models.forecast import HorizonAttentionForecaster, LinearForecaster, RecurrentForecaster, _scale
-from ..repro import seed_everything
+from ..repro import seed_everything, shifted_seed
 from ..tasks.series import SeriesBatch, make_series
 from ..train import fit
 from ..validate import check_batch_size, check_choice, check_steps
@@ -49,7 +49,7 @@ def train_on_windows(model: nn.Module, data: SeriesBatch, steps: int, batch_size
     """Absolute-error training on ``batch_size`` windows drawn at random (with a seeded generator)
     from the fixed training windows ``data``; returns the loss per step."""
     steps, batch_size = check_steps(steps), check_batch_size(batch_size, len(data.history), "training windows")
-    device, g = next(model.parameters()).device, torch.Generator().manual_seed(seed)
+    device, g = next(model.parameters()).device, torch.Generator().manual_seed(shifted_seed(seed))
     data = data.to(device)
 
     def batch_loss() -> torch.Tensor:
@@ -73,7 +73,8 @@ def trained_forecaster(kind: str, seed: int, steps: int, batch_size: int = 64, l
     """A :func:`new_forecaster` trained by :func:`train_forecaster` on the synthetic series of the
     generator seeded with ``seed``; returns the trained model (one run of a seed sweep)."""
     model = new_forecaster(kind, seed, **options)
-    train_forecaster(model, np.random.default_rng(seed), steps=steps, batch_size=batch_size, lr=lr, period=period)
+    train_forecaster(model, np.random.default_rng(shifted_seed(seed)), steps=steps, batch_size=batch_size, lr=lr,
+                     period=period)
     return model.eval()
 
 

@@ -10,7 +10,7 @@ from torch import nn
 
 from ..models.ablation import replaced_weights, shuffled_weights, uniform_weights
 from ..models.set_transformer import PooledSetModel, SetTransformerModel
-from ..repro import seed_everything
+from ..repro import seed_everything, shifted_seed
 from ..tasks.sets import max_regression_batch
 from ..train import fit
 from ..train.parallel import run_parallel
@@ -53,7 +53,7 @@ def trained_set_model(name: str, seed: int = 0, **training) -> nn.Module:
     check_choice("name", name, SET_MODELS)
     seed_everything(seed)
     model = SetTransformerModel() if name == "set_transformer" else PooledSetModel(name)
-    train_max_regression(model, np.random.default_rng(seed), **training)
+    train_max_regression(model, np.random.default_rng(shifted_seed(seed)), **training)
     return model
 
 

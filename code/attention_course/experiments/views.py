@@ -24,6 +24,7 @@ import torch
 from ..analysis.cca import CCAResult, cca, cca_from_covariances, principal_angles, sqrt_psd
 from ..analysis.retrieval import matched_direction_angles, whitened_bilinear
 from ..models.retrieval import RetrievalHead, train_retrieval
+from ..repro import shifted_seed
 from ..tasks.views import PlantedViews, resample_views
 from ..validate import check_steps
 
@@ -50,7 +51,7 @@ def train_bilinear_head(x: np.ndarray, y: np.ndarray, batch_size: int, seed: int
     """Train a linear :class:`RetrievalHead` on the pairs (x (n, p), y (n, q)) with ``batch_size``
     keys per query; seed ``seed`` fixes its initial weights and its batches. Returns its bilinear
     map W (p, q), score(x, y) = x^T W y."""
-    torch.manual_seed(seed)
+    torch.manual_seed(shifted_seed(seed))
     head = RetrievalHead(x_dim=x.shape[1], y_dim=y.shape[1], d_k=protocol.d_k)
     steps = protocol.steps if steps is None else check_steps(steps)
     return train_retrieval(head, x, y, steps=steps, batch_size=batch_size, lr=protocol.lr, seed=seed,

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from ..layers.attention import scaled_dot_product_attention
+from ..repro import shifted_seed
 from ..train import fit
 from ..validate import check_matches_module, check_steps
 
@@ -107,7 +108,7 @@ def train_retrieval(head: RetrievalHead, x: np.ndarray, y: np.ndarray, steps: in
     if not 2 <= batch_size <= len(x_t):
         raise ValueError(f"batch_size must lie in [2, n = {len(x_t)}], got {batch_size}")
     head.double()
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(shifted_seed(seed))
     history: dict[str, list] = {"loss": [], "accuracy": [], "step": [], "bilinear": []}
 
     def record(step: int) -> None:
