@@ -6,6 +6,7 @@ import pytest
 from attention_course.analysis.cca import cca, inverse_sqrt_psd
 from attention_course.experiments.views import (
     HeadProtocol,
+    direction_spread,
     keys_sweep,
     matched_angles,
     sample_size_sweep,
@@ -75,3 +76,16 @@ def test_sample_size_sweep_cca_error_shrinks_with_n_and_sizes_are_checked():
     for sizes in [(100, 50), (16,), ()]:
         with pytest.raises(ValueError, match="sizes must be increasing"):
             sample_size_sweep(_views(), sizes=sizes, seeds=(0,), batch_size=32, protocol=FAST)
+
+
+def test_direction_spread_is_zero_for_maps_with_the_same_directions_and_large_for_unrelated_ones():
+    v = resample_views(_views(), np.random.default_rng(0), 3000)
+    result = cca(v.x, v.y)
+    M = result.x_directions @ np.diag(result.correlations) @ result.y_directions.T
+    W = inverse_sqrt_psd(result.cov_xx) @ M @ inverse_sqrt_psd(result.cov_yy)
+    same = direction_spread([W, 2.5 * W, -W], result)          # scale and sign move no direction
+    assert same.shape == (2, 3) and same.max() < 1e-6
+    apart = direction_spread([W, np.random.default_rng(1).standard_normal((4, 3))], result)
+    assert apart.max() > 10 and (apart <= 90).all()
+    with pytest.raises(ValueError, match="at least 2"):
+        direction_spread([W], result)

@@ -11,10 +11,15 @@ sweeps measure how close its whitened map comes to CCA:
   population; the matched angle between the head's i-th direction and CCA's i-th direction,
   both estimated on the same pairs, shrinks as the sample grows. The population optimum has the
   canonical directions exactly, so this angle is a finite-sample effect, not a training budget.
+
+:func:`direction_spread` sets beside the matched angle how far heads trained from different seeds
+lie from one another: heads that agree with each other more closely than with CCA have found the
+sample's optimum, whose directions differ from the sample's canonical ones.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,7 +33,7 @@ from ..repro import shifted_seed
 from ..tasks.views import PlantedViews, resample_views
 from ..validate import check_steps
 
-__all__ = ["HeadProtocol", "HEAD", "train_bilinear_head", "matched_angles", "keys_sweep",
+__all__ = ["HeadProtocol", "HEAD", "train_bilinear_head", "matched_angles", "direction_spread", "keys_sweep",
            "sample_size_sweep", "SAMPLE_SIZES", "SAMPLE_SEEDS"]
 
 
@@ -63,6 +68,26 @@ def matched_angles(W: np.ndarray, result: CCAResult) -> np.ndarray:
     canonical direction of ``result``, query side (row 0) and key side (row 1), k = all components."""
     angles = matched_direction_angles(W, result, k=result.x_weights.shape[1])
     return np.array([np.diag(angles["x"]), np.diag(angles["y"])])
+
+
+def direction_spread(bilinears: Sequence[np.ndarray], result: CCAResult) -> np.ndarray:
+    """(2, k) the largest angle in degrees, over every two of the maps W (p, q) in ``bilinears``, between
+    their i-th singular directions in the whitened coordinates of ``result``, query side (row 0) and key
+    side (row 1), k = all components: how far heads trained from different seeds disagree with one another,
+    to set beside :func:`matched_angles`, how far each one is from CCA. Needs at least two maps."""
+    if len(bilinears) < 2:
+        raise ValueError(f"direction_spread compares maps with one another: give at least 2, got {len(bilinears)}")
+    k = result.x_weights.shape[1]
+    directions = []
+    for W in bilinears:
+        U, _, Vt = np.linalg.svd(whitened_bilinear(W, result.cov_xx, result.cov_yy))
+        directions.append((U[:, :k], Vt[:k].T))
+    out = np.zeros((2, k))
+    for a, b in itertools.combinations(directions, 2):
+        for side in (0, 1):
+            out[side] = np.maximum(out[side], [principal_angles(a[side][:, [i]], b[side][:, [i]])[0]
+                                               for i in range(k)])
+    return out
 
 
 def keys_sweep(x: np.ndarray, y: np.ndarray, batch_sizes: Sequence[int] = (4, 16, 64, 128, 256),
