@@ -32,6 +32,17 @@ def test_kl_divergence_by_hand():
     assert torch.isfinite(kl_divergence(one_hot, other))
 
 
+def test_kl_divergence_has_a_finite_gradient_where_attention_underflows():
+    """A peaked softmax underflows to exact zeros; d/dp of p ln p is -inf there, and the softmax turns that
+    into NaN. The floor inside the logarithm (Wiegreffe & Pinter's 1e-10) keeps the gradient finite."""
+    scores = torch.tensor([[200.0, 0.0, -10.0], [0.0, 1.0, 2.0]], requires_grad=True)
+    p = torch.softmax(scores, -1)
+    assert (p == 0).any()
+    q = torch.tensor([[0.1, 0.8, 0.1], [0.5, 0.25, 0.25]])
+    kl_divergence(p, q).sum().backward()
+    assert torch.isfinite(scores.grad).all()
+
+
 def test_kl_divergence_rejects_bad_input():
     with pytest.raises(ValueError, match="differ in shape"):
         kl_divergence(torch.ones(3) / 3, torch.ones(4) / 4)
@@ -55,10 +66,22 @@ def test_loss_is_tvd_minus_lambda_divergence():
     assert consistent_adversary_loss(base_p, base_p, base_w, base_w, 2.0, "jsd").item() == pytest.approx(0.0, abs=1e-6)
 
 
+def test_kl_is_the_default_attention_term_everywhere():
+    """Wiegreffe & Pinter's loss, TVD - lambda KL, unless a caller asks for the JSD variant by name."""
+    import inspect
+
+    from attention_course.experiments import reviews
+    for fn in (consistent_adversary_loss, reviews.train_consistent_adversary, reviews.trained_consistent_adversary,
+               reviews.consistent_adversary_curve):
+        assert inspect.signature(fn).parameters["divergence"].default == "kl", fn.__name__
+
+
 def test_loss_rejects_bad_input():
     p, w = torch.full((3,), 0.5), torch.full((3, 4), 0.25)
-    with pytest.raises(ValueError, match="divergence must be one of"):
+    with pytest.raises(ValueError, match="divergence must be one of \\['jsd', 'kl'\\] \\(the attention term"):
         consistent_adversary_loss(p, p, w, w, 1.0, "tvd")
+    with pytest.raises(ValueError, match="divergence must be one of"):
+        consistent_adversary_loss(p, p, w, w, 1.0, "KL")
     with pytest.raises(ValueError, match="lam must be a number >= 0"):
         consistent_adversary_loss(p, p, w, w, -1.0)
     with pytest.raises(ValueError, match="one \\(N,\\) shape"):
@@ -183,21 +206,69 @@ def test_curve_rejects_bad_input(tiny):
             consistent_adversary_curve(**dict(job, every=bad))
     with pytest.raises(ValueError, match="must match the test data's labels"):
         consistent_adversary_curve(**dict(job, test_probs=base_test[0][:5]))
+    with pytest.raises(ValueError, match="divergence must be one of \\['jsd', 'kl'\\]"):
+        consistent_adversary_curve(**dict(job, divergence="js"))
 
 
-def test_curve_runs_one_forward_pass_per_checkpoint(tiny, monkeypatch):
-    """Each measurement is one predict_proba on the test reviews, whose output and attention give all three
-    numbers (the JSD, the TVD and the accuracy), equal to consistency's."""
-    from attention_course.experiments import reviews
-    train, test, _, base_train, base_test = tiny
-    calls = []
-    real = reviews.predict_proba
-    monkeypatch.setattr(reviews, "predict_proba", lambda *a, **k: calls.append(1) or real(*a, **k))
-    curve = reviews.consistent_adversary_curve(train, test, len(VOCAB), *base_train, *base_test, lam=0.5, seed=2,
-                                               steps=30, every=10, embed_dim=8, hidden_dim=8, batch_size=16)
-    assert len(calls) == len(curve["steps"]) == 4
-    monkeypatch.undo()
-    jsd, tvd = consistency(curve["model"], test, *base_test)
-    probs, _ = real(curve["model"], test)
-    assert curve["jsd"][-1] == jsd.mean().item() and curve["tvd"][-1] == tvd.mean().item()
-    assert curve["accuracy"][-1] == reviews.accuracy(probs, test.labels)
+def test_trainer_rejects_an_unknown_divergence_before_training(tiny):
+    train, _, _, (probs, weights), _ = tiny
+    model = AttentionClassifier(len(VOCAB), 8, 8, "bilstm")
+    before = [p.clone() for p in model.parameters()]
+    with pytest.raises(ValueError, match="divergence must be one of \\['jsd', 'kl'\\] .*, got 'cross-entropy'"):
+        train_consistent_adversary(model, train, probs, weights, 1.0, steps=5, divergence="cross-entropy")
+    assert all(torch.equal(p, q) for p, q in zip(before, model.parameters()))
+
+
+def test_kl_adversary_moves_its_attention_and_keeps_the_outputs(tiny):
+    """The published loss (KL, the default): at a small lambda the adversary copies the base model's outputs
+    as closely as the control and attends farther from the base model than the control; at a large lambda
+    the unbounded KL term outweighs the outputs' TVD (at most 1), and the adversary stops copying them."""
+    train, _, _, base_train, _ = tiny
+    runs = {}
+    for lam in (0.0, 0.001, 1.0):
+        torch.manual_seed(1)
+        adversary = AttentionClassifier(len(VOCAB), 16, 16, "bilstm")
+        train_consistent_adversary(adversary, train, *base_train, lam, steps=150, batch_size=32, lr=2e-2, seed=1)
+        jsd, tvd = consistency(adversary, train, *base_train)
+        runs[lam] = jsd.mean().item(), tvd.mean().item()
+    assert runs[0.001][0] > runs[0.0][0] and runs[1.0][0] > math.log(2) - 0.01     # attention moved away
+    assert runs[0.001][1] < 0.02 and runs[0.0][1] < 0.02                           # outputs copied
+    assert runs[1.0][1] > 0.2                                                       # outputs given up
+
+
+# --- when has a training curve flattened? -----------------------------------------------------------------
+
+def test_relative_fall_is_the_change_of_the_median_relative_to_the_value():
+    from attention_course.experiments.reviews import relative_fall
+    curve = [0.5, 0.4, 0.3, 0.2, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1]
+    assert relative_fall(curve, window=3) == pytest.approx((0.2 - 0.1) / 0.1)
+    assert relative_fall([2 * v for v in curve], window=3) == pytest.approx(1.0)      # scale-free
+    assert relative_fall([0.1, 0.1, 0.2, 0.2], window=2) == pytest.approx(-0.5)       # it rose
+
+
+def test_has_flattened_is_relative_and_two_sided():
+    from attention_course.experiments.reviews import has_flattened
+    rng = np.random.default_rng(0)
+    settled = 0.006 * (1 + 0.05 * rng.standard_normal(20))            # a small value, noisy but settled
+    assert has_flattened(settled)
+    assert has_flattened(100 * settled)
+    falling = 0.04 * np.exp(-np.arange(20) / 6)                        # all below 0.04, still halving
+    assert not has_flattened(falling)
+    jumped = np.r_[np.full(14, 0.03), np.full(6, 0.155)]              # jumped up over its last checkpoints
+    assert not has_flattened(jumped)
+    spike = np.r_[np.full(19, 0.02), 0.3]                             # one spike: the medians ignore it
+    assert has_flattened(spike)
+
+
+def test_has_flattened_rejects_bad_input():
+    from attention_course.experiments.reviews import has_flattened
+    with pytest.raises(ValueError, match="at least 2 \\* window = 10 checkpoints"):
+        has_flattened([0.1] * 9)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        has_flattened([0.1] * 9 + [float("nan")])
+    with pytest.raises(ValueError, match="needs a positive value"):
+        has_flattened([0.1] * 5 + [0.0] * 5)
+    with pytest.raises(ValueError, match="tolerance must be a positive fraction"):
+        has_flattened([0.1] * 10, tolerance=0)
+    with pytest.raises(ValueError, match="window .* must be a positive int"):
+        has_flattened([0.1] * 10, window=0)

@@ -27,9 +27,11 @@ from the first one's. :func:`consistent_adversary_loss` is their objective per b
 
     mean_i TVD(y_adv_i, y_base_i) - lambda * mean_i D(a_adv_i, a_base_i),
 
-with D the KL divergence KL(a_adv || a_base) as in their released code (``divergence="kl"``) or JSD
-as in their paper's text (``divergence="jsd"``); the trainer is
-:func:`attention_course.experiments.reviews.train_consistent_adversary`.
+with D the KL divergence KL(a_adv || a_base), as in their paper's loss and their released code
+(``divergence="kl"``, the default), or, as a variant of ours, the bounded JSD (``divergence="jsd"``); the
+trainer is :func:`attention_course.experiments.reviews.train_consistent_adversary`. KL has no upper bound
+(with the floor of :func:`kl_divergence`, about 23 nats for attention moved entirely off the base model's
+support), so lambda sets how much the attention term can outweigh the outputs' TVD, which is at most 1.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from ..validate import check_choice, check_lengths, positive_int
 
 __all__ = ["js_divergence", "total_variation", "permutation_output_change", "adversarial_attention",
            "adversarial_attention_search", "jain_wallace_adversaries", "best_adversary",
-           "kl_divergence", "consistent_adversary_loss"]
+           "kl_divergence", "consistent_adversary_loss", "ADVERSARY_DIVERGENCES"]
 
 
 def _check_distributions(p: torch.Tensor, q: torch.Tensor) -> None:
@@ -284,18 +286,23 @@ def best_adversary(adversaries: torch.Tensor, changes: torch.Tensor, weights: to
 
 
 def kl_divergence(p: torch.Tensor, q: torch.Tensor, floor: float = 1e-10) -> torch.Tensor:
-    """KL(p || q) over the last axis, in nats: (..., T), (..., T) -> (...); 0 log 0 = 0.
+    """KL(p || q) over the last axis, in nats: (..., T), (..., T) -> (...).
 
-    ``q`` is clamped at ``floor`` inside the logarithm, as Wiegreffe & Pinter's code adds 1e-10, so
-    that mass of p where q is 0 costs a large but finite amount (about p * 23 nats) instead of inf.
+        KL(p || q) = sum_t p_t (ln(p_t + floor) - ln(q_t + floor))
+
+    The ``floor`` inside both logarithms is Wiegreffe & Pinter's (``kld`` in their released code adds
+    1e-10): mass of p where q is 0 costs about p * 23 nats instead of inf, and the gradient stays
+    finite where p is 0 (d/dp of p ln p is ln p, -inf at 0, which a softmax turns into NaN).
     """
     _check_distributions(p, q)
-    if not floor > 0:
+    if not (isinstance(floor, (int, float)) and floor > 0):
         raise ValueError(f"floor must be positive, got {floor!r}")
-    return (torch.xlogy(p, p) - p * torch.log(q.clamp(min=floor))).sum(-1)
+    return (p * (torch.log(p + floor) - torch.log(q + floor))).sum(-1)
 
 
 _DIVERGENCES = {"kl": kl_divergence, "jsd": js_divergence}
+ADVERSARY_DIVERGENCES = tuple(_DIVERGENCES)     # the attention terms the model-consistent adversary can use
+_DIVERGENCE_HINT = " (the attention term of the loss: Wiegreffe & Pinter's KL, or the bounded JSD)"
 
 
 def consistent_adversary_loss(adv_probs: torch.Tensor, base_probs: torch.Tensor, adv_weights: torch.Tensor,
@@ -306,11 +313,12 @@ def consistent_adversary_loss(adv_probs: torch.Tensor, base_probs: torch.Tensor,
 
     ``adv_probs``, ``base_probs`` (N,) are P(positive) of the adversary and of the base model (TVD of
     two classes: |p - q|); ``adv_weights``, ``base_weights`` (N, T) their attention; ``lam`` >= 0 the
-    trade-off (0: only reproduce the predictions); D is ``"kl"`` (KL(adv || base), their code) or
-    ``"jsd"``. Their code sums over the batch and takes half of |p - q| as the TVD; we average and
-    take the whole, which rescales lambda by 2 and nothing else.
+    trade-off (0: only reproduce the predictions). D is ``"kl"``, KL(adv || base) (:func:`kl_divergence`),
+    the term of their paper's loss and of their released code, or ``"jsd"``, a bounded variant of ours.
+    Their code sums over the batch and takes half of |p - q| as the TVD; we average and take the whole,
+    which rescales lambda by 2 and nothing else (their lambda is half of ours).
     """
-    check_choice("divergence", divergence, _DIVERGENCES)
+    check_choice("divergence", divergence, _DIVERGENCES, _DIVERGENCE_HINT)
     if not (isinstance(lam, (int, float)) and lam >= 0):
         raise ValueError(f"lam must be a number >= 0, got {lam!r}")
     if adv_probs.shape != base_probs.shape or adv_probs.dim() != 1:

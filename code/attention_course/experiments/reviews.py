@@ -11,16 +11,22 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..analysis.adversarial import adversarial_attention, consistent_adversary_loss, js_divergence, total_variation
+from ..analysis.adversarial import (
+    ADVERSARY_DIVERGENCES,
+    adversarial_attention,
+    consistent_adversary_loss,
+    js_divergence,
+    total_variation,
+)
 from ..analysis.importance import gradient_importance, kendall_tau, leave_one_out_importance
 from ..models.classifier import AttentionClassifier
 from ..repro import shifted_seed
 from ..train import fit
-from ..validate import check_batch_size, check_steps, positive_int
+from ..validate import check_batch_size, check_choice, check_steps, positive_int
 
 __all__ = ["train_classifier", "trained_classifier", "predict_proba", "accuracy", "importance_measures",
            "importance_taus", "train_consistent_adversary", "trained_consistent_adversary", "consistency",
-           "consistent_adversary_curve", "counter_test_run"]
+           "consistent_adversary_curve", "relative_fall", "has_flattened", "counter_test_run"]
 
 
 def train_classifier(model: AttentionClassifier, data, steps: int = 400, batch_size: int = 64,
@@ -111,8 +117,10 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
     every example of ``data``; the labels are not used. Adam on random mini-batches of
     :func:`~attention_course.analysis.adversarial.consistent_adversary_loss`, the same batches and
     optimiser as :func:`train_classifier`. ``callback(step)``, if given, runs after every ``every``
-    steps (as in :func:`~attention_course.train.fit`). Returns the loss per step.
+    steps (as in :func:`~attention_course.train.fit`). ``divergence`` is the attention term of the loss:
+    ``"kl"``, KL(adversary || base) as Wiegreffe & Pinter train it, or ``"jsd"``. Returns the loss per step.
     """
+    _check_divergence(divergence)
     check_steps(steps)
     check_batch_size(batch_size, len(data), "examples of the training data")
     if base_probs.shape != data.labels.shape or base_weights.shape != data.tokens.shape:
@@ -131,6 +139,11 @@ def train_consistent_adversary(model: AttentionClassifier, data, base_probs: tor
                                          lam, divergence)
 
     return fit(model, batch_loss, steps, lr, callback=callback, every=every)["loss"]
+
+
+def _check_divergence(divergence: str) -> None:
+    check_choice("divergence", divergence, ADVERSARY_DIVERGENCES,
+                 " (the attention term of the adversary's loss: Wiegreffe & Pinter's KL, or the bounded JSD)")
 
 
 def trained_consistent_adversary(data, vocab_size: int, base_probs: torch.Tensor, base_weights: torch.Tensor,
@@ -157,19 +170,22 @@ def consistency(model: AttentionClassifier, data, base_probs: torch.Tensor,
 
 def consistent_adversary_curve(data, test, vocab_size: int, base_probs: torch.Tensor, base_weights: torch.Tensor,
                                test_probs: torch.Tensor, test_weights: torch.Tensor, lam: float, seed: int = 0,
-                               steps: int = 3000, every: int = 100, divergence: str = "jsd", embed_dim: int = 32,
+                               steps: int = 3000, every: int = 100, divergence: str = "kl", embed_dim: int = 32,
                                hidden_dim: int = 32, batch_size: int = 64, lr: float = 1e-2) -> dict:
     """One model-consistent adversary trained for ``steps`` steps, measured on ``test`` as it trains.
 
     The adversary is :func:`trained_consistent_adversary`'s (the same model, batches and updates, from
     ``torch.manual_seed(seed)``), trained against the base model's ``base_probs`` (N,) and
-    ``base_weights`` (N, T) on ``data``. Before training and after every ``every`` steps it is scored
-    against the base model's ``test_probs`` and ``test_weights`` on ``test`` by :func:`consistency`.
+    ``base_weights`` (N, T) on ``data``, with the attention term ``divergence`` of its loss (``"kl"``,
+    Wiegreffe & Pinter's, or ``"jsd"``). Before training and after every ``every`` steps it is scored
+    against the base model's ``test_probs`` and ``test_weights`` on ``test`` by :func:`consistency`,
+    whatever the loss: the JSD of the attention is bounded by ln 2 and comparable between runs.
     Returns ``{"steps": [0, every, ...], "jsd": [...], "tvd": [...], "accuracy": [...], "model": adversary}``:
     the mean JSD of its attention, the mean TVD of its output and its accuracy on ``test`` at each step.
     Run at ``lam = 0`` it is the control: an adversary asked only to copy the outputs, which shows how
     closely the trainer can copy them at all within the budget.
     """
+    _check_divergence(divergence)
     steps = check_steps(steps)
     every = positive_int("every (the steps between two measurements)", every)
     if every > steps:
@@ -198,6 +214,39 @@ def consistent_adversary_curve(data, test, vocab_size: int, base_probs: torch.Te
                                lr=lr, seed=seed, divergence=divergence, callback=record, every=every)
     curve["model"] = model
     return curve
+
+
+def relative_fall(values, window: int = 5) -> float:
+    """How much a training curve still falls at its end, relative to where it is:
+
+        (median of the ``window`` values before the last ``window``  -  median of the last ``window``)
+        / median of the last ``window``
+
+    Positive while the curve still falls, negative when it has risen (a spike that lasted, a divergence);
+    the medians ignore a single outlying checkpoint. ``values`` needs at least ``2 * window`` entries, and
+    the last ``window`` must have a positive median (a distance that has reached exactly 0 has no scale).
+    """
+    window = positive_int("window (checkpoints in each half)", window)
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or len(values) < 2 * window:
+        raise ValueError(f"values must be a curve of at least 2 * window = {2 * window} checkpoints, got "
+                         f"{values.shape}")
+    if not np.isfinite(values).all():
+        raise ValueError("values hold NaN or inf: the run diverged")
+    last, before = np.median(values[-window:]), np.median(values[-2 * window:-window])
+    if not last > 0:
+        raise ValueError(f"the last {window} values have median {last!r}: a relative fall needs a positive value")
+    return float((before - last) / last)
+
+
+def has_flattened(values, window: int = 5, tolerance: float = 0.2) -> bool:
+    """True when a training curve has flattened: over its last ``window`` checkpoints its median moved by
+    at most ``tolerance`` of its value, in either direction, against the ``window`` before
+    (:func:`relative_fall`). Relative, so that the criterion means the same for a curve at 0.005 as for
+    one at 0.3, and two-sided, so that a curve that jumped up at the end does not count as flat."""
+    if not (isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool) and tolerance > 0):
+        raise ValueError(f"tolerance must be a positive fraction, got {tolerance!r}")
+    return abs(relative_fall(values, window)) <= tolerance
 
 
 def _scores(model: AttentionClassifier, data, weights: torch.Tensor | None = None) -> tuple[float, float, float]:

@@ -115,7 +115,8 @@ def six_tests():
 
 
 def trained_adversary():
-    """Base model (frozen) and adversary (trained) on the same review; the loss TVD - lambda * JSD."""
+    """Base model (frozen) and adversary (trained) on the same review; Wiegreffe & Pinter's loss,
+    TVD - lambda * KL, written with the word "loss" (L is the number of tokens in the notation)."""
     W, H = 640, 372
     fig, ax = canvas(W, H)
     text(ax, W / 2, 24, "the same review $x$, every training review", color=s.MUTED)
@@ -134,14 +135,14 @@ def trained_adversary():
         arrow(ax, (x0 + 181, top + bh - 6), (x0 + 181, 212))
     ly, lh = 216, 62
     box(ax, 30, ly, 580, lh, color=s.GRADIENT, fill=s.tint(s.GRADIENT, 0.9))
-    text(ax, W / 2, ly + 22, r"$\mathcal{L} = \mathrm{TVD}(\hat y_a, \hat y_b) \;-\; \lambda\,"
-                             r"\mathrm{JSD}(a_a, a_b)$")
+    text(ax, W / 2, ly + 22, r"loss $= \mathrm{TVD}(\hat y_a, \hat y_b) \;-\; \lambda\,"
+                             r"\mathrm{KL}(a_a \,\|\, a_b)$")
     text(ax, W / 2, ly + 46, "copy the outputs, but attend elsewhere", color=s.MUTED, size=s.SMALL)
     # the gradient updates the adversary only
     arrow(ax, (600, ly), (604, top + bh + 2), color=s.GRADIENT, rad=0.0)
     text(ax, 592, 196, "update", color=s.dark(s.GRADIENT), size=s.SMALL, ha="right")
     text(ax, W / 2, 310, r"$\lambda = 0$: the control, asked only to copy the outputs")
-    text(ax, W / 2, 340, "converged with small TVD and large JSD: its attention was not the only way to its outputs",
+    text(ax, W / 2, 340, "small TVD, attention far away (measured in JSD): not the only way to its outputs",
          color=s.MUTED, size=s.SMALL)
     return fig
 
@@ -170,9 +171,9 @@ ALT = {
     "ch07_trained_adversary": (
         "The same review goes to the base model, trained and frozen, with attention a_b and output y hat b, and "
         "to the adversary, a BiLSTM of the same architecture from fresh weights that sees no labels, with "
-        "attention a_a and output y hat a; the outputs feed the TVD term and the attentions the JSD term of the "
-        "loss L = TVD(y hat a, y hat b) minus lambda times JSD(a_a, a_b), copy the outputs but attend elsewhere, "
+        "attention a_a and output y hat a; the outputs feed the TVD term and the attentions the KL term of the "
+        "loss, TVD(y hat a, y hat b) minus lambda times KL(a_a || a_b): copy the outputs but attend elsewhere, "
         "and the gradient updates only the adversary. At lambda = 0 it is the control, asked only to copy the "
-        "outputs, and a converged adversary with small TVD and large JSD shows that the base model's attention "
-        "was not the only way to its outputs."),
+        "outputs; an adversary that ends with small TVD and its attention far away (measured in JSD) shows that "
+        "the base model's attention was not the only way to its outputs."),
 }

@@ -14,7 +14,7 @@ from ...layers.attention import padding_mask
 from ._base import FLOAT32_EPS, CheckFailed, as_float, as_number, call, ok
 
 __all__ = ["check_js_divergence", "check_precision_at_k", "check_one_token_adversary", "check_counter_tests",
-           "counter_test_verdicts", "COUNTER_TEST_STATEMENTS"]
+           "counter_test_verdicts", "COUNTER_TEST_STATEMENTS", "BUT_SHARE", "ON_BUT"]
 
 
 # Exercise 7.1: Jensen-Shannon divergence ------------------------------------------------------
@@ -151,14 +151,24 @@ def check_one_token_adversary(fn: Callable[[torch.Tensor, float, torch.Tensor, f
 
 
 # Exercise ex-counter-tests: predict the outcome of Wiegreffe & Pinter's counter-tests ---------------------
+#
+# Each statement is decided by a mechanism, not by which seeds a run happens to draw, so that its truth is the
+# same at any seed and on any CPU: learned attention beats uniform weights in every seed; a run whose attention
+# sits on "but" hands a context-free model nothing (vacuously true where no run does); the exact adversary's
+# weights are computed from the BiLSTM's prediction and leak it; and no two seeds' attentions are as far apart,
+# in median, as the adversary's distributions, which sit near the bound ln 2.
+
+BUT_SHARE = 0.95     # a run "sits on but" when its attention peaks on "but" for at least this share of reviews
+ON_BUT = "attention on 'but'"      # diagnostic[seed, ON_BUT]: the share of test reviews whose attention peaks there
 
 COUNTER_TEST_STATEMENTS = {
-    "uniform_suffices": "with attention frozen to uniform, the BiLSTM's test accuracy is within 5 points of its "
-                        "accuracy with learned attention, in every seed",
-    "diagnostic_beats_uniform": "on contrast reviews, the context-free MLP handed the BiLSTM's frozen attention "
-                                "beats the same MLP with uniform weights, in every seed",
-    "adversary_worse_everywhere": "on contrast reviews, the MLP handed the adversarial attention does worse than "
-                                  "with the BiLSTM's attention, in every seed",
+    "uniform_suffices": "in at least one seed, the BiLSTM with attention frozen to uniform classifies the test "
+                        "reviews at least as well as with learned attention",
+    "but_attention_useless": "in every seed whose BiLSTM attention peaks on 'but' for at least 95% of the test "
+                             "reviews, the context-free MLP handed that attention classifies the test reviews no "
+                             "better than the same MLP with uniform weights",
+    "adversary_leaks": "on contrast reviews, the MLP handed the exact adversary's weights beats the same MLP with "
+                       "uniform weights, in every seed",
     "adversary_beyond_seeds": "in every seed, the adversary's median JSD from the BiLSTM's attention exceeds the "
                               "median JSD of the typical pair of seeds (the median over the pairs of their medians)",
 }
@@ -167,35 +177,41 @@ COUNTER_TEST_STATEMENTS = {
 def counter_test_verdicts(acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> dict:
     """For each of ``COUNTER_TEST_STATEMENTS``: ``(holds, margin, evidence)`` from a chapter's measurements.
     ``acc[seed, name]`` and ``diagnostic[seed, name]`` are (all, simple, contrast) accuracies as Section 7.5
-    tabulates them; ``pair_medians`` the median JSD of each pair of seeds, ``adversary_medians`` each seed's
-    adversary's. ``margin`` is how far the closest seed is from the statement's threshold."""
+    tabulates them, and ``diagnostic[seed, ON_BUT]`` the share of test reviews whose BiLSTM attention peaks on
+    "but"; ``pair_medians`` the median JSD of each pair of seeds, ``adversary_medians`` each seed's adversary's.
+    ``margin`` is how far the closest seed is from the statement's threshold."""
     seeds = sorted({seed for seed, _ in acc})
     if not seeds:
         raise CheckFailed("the accuracy table is empty")
     try:
         drop = [acc[s, "BiLSTM"][0] - acc[s, "uniform BiLSTM"][0] for s in seeds]
-        lead = [diagnostic[s, "BiLSTM's"][2] - diagnostic[s, "uniform"][2] for s in seeds]
-        adv = [diagnostic[s, "BiLSTM's"][2] - diagnostic[s, "adversarial"][2] for s in seeds]
+        lead = [diagnostic[s, "BiLSTM's"][0] - diagnostic[s, "uniform"][0] for s in seeds]
+        leak = [diagnostic[s, "adversarial"][2] - diagnostic[s, "uniform"][2] for s in seeds]
+        shares = [float(diagnostic[s, ON_BUT]) for s in seeds]
     except KeyError as missing:
         raise CheckFailed(f"the tables lack the entry {missing}: pass the chapter's acc and diagnostic") from None
     pairs, advs = [float(v) for v in pair_medians], [float(v) for v in adversary_medians]
     if not pairs or not advs:
         raise CheckFailed("pass the median JSD of every pair of seeds and of every seed's adversary")
-
+    if not all(0 <= v <= 1 for v in shares):
+        raise CheckFailed(f"diagnostic[seed, {ON_BUT!r}] is the share of reviews whose attention peaks on 'but', "
+                          f"in [0, 1]; got {shares}")
+    on_but = [k for k, v in enumerate(shares) if v >= BUT_SHARE]          # positions of the runs on "but"
     typical = float(statistics.median(pairs))
 
     def pts(values) -> str:
         return " ".join(f"{100 * v:+.1f}" for v in values)
 
+    useless = [lead[k] for k in on_but]
     return {
-        "uniform_suffices": (max(map(abs, drop)) <= 0.05, abs(0.05 - max(map(abs, drop))),
+        "uniform_suffices": (min(drop) <= 0, abs(min(drop)),
                              f"learned minus uniform, points by seed: {pts(drop)}"),
-        "diagnostic_beats_uniform": (min(lead) > 0, abs(min(lead)),
-                                     f"BiLSTM's minus uniform weights on contrast reviews, points by seed: "
-                                     f"{pts(lead)}"),
-        "adversary_worse_everywhere": (min(adv) > 0, abs(min(adv)),
-                                       f"BiLSTM's minus adversarial attention on contrast reviews, points by seed: "
-                                       f"{pts(adv)}"),
+        "but_attention_useless": (all(v <= 0 for v in useless), abs(max(useless)) if useless else 1.0,
+                                  f"runs on 'but': seeds {[seeds[k] for k in on_but]}; BiLSTM's minus uniform "
+                                  f"weights, points by seed: {pts(lead)}"),
+        "adversary_leaks": (min(leak) > 0, abs(min(leak)),
+                            f"exact adversary's minus uniform weights on contrast reviews, points by seed: "
+                            f"{pts(leak)}"),
         "adversary_beyond_seeds": (min(advs) > typical, abs(min(advs) - typical),
                                    f"smallest adversary median {min(advs):.3f}, median over the pairs of seeds "
                                    f"{typical:.3f} (the pairs range over {min(pairs):.3f}-{max(pairs):.3f})"),
