@@ -99,20 +99,35 @@ def test_seasonal_naive_rejects_wrong(wrong, message):
         check_seasonal_naive(wrong)
 
 
-# The attention pooling of a set (objective 2) -------------------------------------------------
+# The attention pooling of a padded batch of sets (objective 2) -------------------------------
 
 from attention_course.teaching.checks.beyond import check_attention_pool, check_horizon_queries  # noqa: E402
 
 
-def reference_pool(Z, S):
-    return torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, -1) @ Z
+def _scores(Z, S):
+    return S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5                          # (B, k, n)
+
+
+def _real(Z, lengths):
+    return torch.arange(Z.shape[1])[None, None, :] < torch.as_tensor(lengths)[:, None, None]   # (B, 1, n)
+
+
+def reference_pool(Z, S, lengths):
+    scores = _scores(Z, S).masked_fill(~_real(Z, lengths), float("-inf"))
+    return torch.softmax(scores, -1) @ Z
+
+
+def _per_set(Z, S, lengths):                     # each set pooled alone, without padding
+    return torch.stack([torch.softmax(_scores(Z[b:b + 1, :n], S), -1)[0] @ Z[b, :n] for b, n in
+                        enumerate(lengths.tolist())])
 
 
 @pytest.mark.parametrize("answer", [
     reference_pool,
-    lambda Z, S: reference_pool(Z.float(), S.float()),                       # float32
-    lambda Z, S: reference_pool(Z, S).numpy(),                               # numpy
-    lambda Z, S: reference_pool(Z, S).tolist(),                              # nested lists
+    _per_set,
+    lambda Z, S, n: reference_pool(Z.float(), S.float(), n),                   # float32
+    lambda Z, S, n: reference_pool(Z, S, n).numpy(),                           # numpy
+    lambda Z, S, n: reference_pool(Z, S, n).tolist(),                          # nested lists
 ])
 def test_attention_pool_accepts_correct_answers(answer, capsys):
     check_attention_pool(answer)
@@ -120,25 +135,53 @@ def test_attention_pool_accepts_correct_answers(answer, capsys):
     assert out.startswith("Correct") and not any(c.isdigit() for c in out)
 
 
+def _unmasked(Z, S, n):
+    return torch.softmax(_scores(Z, S), -1) @ Z
+
+
+def _zeroed_after(Z, S, n):
+    return (torch.softmax(_scores(Z, S), -1) * _real(Z, n)) @ Z
+
+
+def _unscaled(Z, S, n):
+    return torch.softmax((S @ Z.transpose(1, 2)).masked_fill(~_real(Z, n), float("-inf")), -1) @ Z
+
+
+def _over_seeds(Z, S, n):
+    return torch.softmax(_scores(Z, S).masked_fill(~_real(Z, n), -1e9), 1) @ Z
+
+
 @pytest.mark.parametrize("wrong, message", [
-    (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2), -1) @ Z, "sqrt"),
-    (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, 1) @ Z, "over the seeds"),
-    (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, -1), "those are the weights"),
-    (lambda Z, S: Z.mean(1, keepdim=True).expand(-1, S.shape[0], -1), "the mean of each set"),
-    (lambda Z, S: reference_pool(Z, S) + Z[:, :1], "expected"),
-    (lambda Z, S: reference_pool(Z, S) + 0.1 * Z[:, :1], "first seed"),
+    (_unmasked, "the padding gets weight"),
+    (_zeroed_after, "after the softmax"),
+    (_unscaled, "sqrt"),
+    (_over_seeds, "over the seeds"),
+    (lambda Z, S, n: torch.softmax(_scores(Z, S).masked_fill(~_real(Z, n), float("-inf")), 1) @ Z, "NaN"),
+    (lambda Z, S, n: torch.softmax(_scores(Z, S), -1), "those are the weights"),
+    (lambda Z, S, n: reference_pool(Z, S, n) + Z[:, :1], "first seed"),
+    (lambda Z, S, n: reference_pool(Z, S, n)[:, :1], r"shape \(B, k, d\)"),
 ])
 def test_attention_pool_rejects_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         check_attention_pool(wrong)
 
 
+def test_attention_pool_rejects_a_pooling_that_reads_the_padding():
+    def reads_padding(Z, S, n):                   # right unless the padding holds another value
+        out = reference_pool(Z, S, n)
+        return out + 1 if (Z == -3.0).any() else out
+    with pytest.raises(CheckFailed, match="what the padding holds"):
+        check_attention_pool(reads_padding)
+
+
 def test_attention_pool_rejects_an_order_dependent_pooling():
-    def by_position(Z, S):
-        w = torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, -1)
-        out = w @ Z
-        return out if Z[0, 0, 0] > -0.5 else out * 1.5
-    with pytest.raises(CheckFailed, match="permutation-invariant|expected"):
+    calls = []
+
+    def by_position(Z, S, n):                     # right on the first three calls, then weighs by position
+        calls.append(1)
+        out = reference_pool(Z, S, n)
+        return out if len(calls) <= 3 else out * torch.linspace(1, 2, out.shape[-1], dtype=out.dtype)
+    with pytest.raises(CheckFailed, match="permutation-invariant"):
         check_attention_pool(by_position)
 
 
@@ -181,7 +224,7 @@ def _over_horizons(hq, u, ev, mem):
     (_unscaled, "sqrt"),
     (_over_horizons, "over the horizons"),
     (lambda *a: (reference_horizon(*a)[0] * 2, reference_horizon(*a)[1]), "context is not"),
-    (lambda *a: (reference_horizon(*a)[0], reference_horizon(*a)[1][..., :-1]), r"shape \(B, H, L\)"),
+    (lambda *a: (reference_horizon(*a)[0], reference_horizon(*a)[1][..., :-1]), r"shape \(B, n_f, L\)"),
     (lambda hq, u, ev, mem: reference_horizon(hq, -u, ev, mem), "series 0, horizon index 1: got weights"),
 ])
 def test_horizon_queries_rejects_wrong(wrong, message):

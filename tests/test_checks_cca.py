@@ -54,6 +54,8 @@ def _standardised_only(X, Y):
     (_standardised_only, "did not whiten"),
     (lambda X, Y: reference_cca(X, Y)[:2], r"shape \(4,\)"),
     (lambda X, Y: reference_cca(X, Y) * 0.9, "expected"),
+    (lambda X, Y: np.degrees(np.arccos(reference_cca(X, Y))), "principal angles themselves"),
+    (lambda X, Y: np.arccos(reference_cca(X, Y)), "principal angles themselves"),
 ])
 def test_canonical_correlations_rejects_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):
@@ -64,6 +66,13 @@ def reference_angles(A, B):
     Qa, Qb = np.linalg.qr(A)[0], np.linalg.qr(B)[0]
     cosines = np.linalg.svd(Qa.T @ Qb, compute_uv=False)
     return np.degrees(np.arccos(np.clip(cosines, -1, 1)))
+
+
+def test_canonical_correlations_accepts_cosines_of_principal_angles(capsys):
+    # The lesson's route: the cosines of the principal angles between the centred column spans (QR whitening).
+    check_canonical_correlations(
+        lambda X, Y: np.cos(np.radians(reference_angles(X - X.mean(0), Y - Y.mean(0)))))
+    assert "Correct" in capsys.readouterr().out
 
 
 def test_principal_angles_accepts_reference(capsys):

@@ -7,12 +7,14 @@ import torch
 from attention_course import scaled_dot_product_attention, seed_everything
 from attention_course.analysis.cca import cca
 from attention_course.analysis.retrieval import (
+    gaussian_pmi_terms,
     matched_direction_angles,
     whitened_bilinear,
     whitened_subspace_angles,
 )
 from attention_course.models.retrieval import RetrievalHead, retrieval_loss, train_retrieval
 from attention_course.tasks.views import planted_views, squared_views
+from scipy.stats import multivariate_normal
 
 
 def test_planted_views_population_statistics():
@@ -152,3 +154,21 @@ def test_retrieval_loss_over_several_batches_at_once():
     parts = [retrieval_loss(head, x[i], y[i]) for i in range(4)]
     assert torch.allclose(loss, torch.stack([p[0] for p in parts]).mean())
     assert np.isclose(acc, np.mean([p[1] for p in parts]))
+
+
+def test_gaussian_pmi_terms_give_the_pmi_and_the_theorem():
+    v = planted_views(np.random.default_rng(3), 1, [0.8, 0.3], 4, 3)
+    Gamma, F, G = gaussian_pmi_terms(v.joint_cov, 4)
+    pts = multivariate_normal(np.zeros(7), v.joint_cov).rvs(50, random_state=0)
+    xs, ys = pts[:, :4], pts[:, 4:]
+    pmi = (multivariate_normal(np.zeros(7), v.joint_cov).logpdf(pts)
+           - multivariate_normal(np.zeros(4), v.cov_xx).logpdf(xs)
+           - multivariate_normal(np.zeros(3), v.cov_yy).logpdf(ys))
+    const = -0.5 * np.log(1 - v.correlations ** 2).sum()
+    formula = (const + np.einsum("tp,pq,tq->t", xs, Gamma, ys) - 0.5 * np.einsum("tp,pq,tq->t", xs, F, xs)
+               - 0.5 * np.einsum("tp,pq,tq->t", ys, G, ys))
+    assert np.allclose(pmi, formula, atol=1e-9)
+    s = np.linalg.svd(whitened_bilinear(Gamma, v.cov_xx, v.cov_yy), compute_uv=False)
+    assert np.allclose(s, v.correlations / (1 - v.correlations ** 2), atol=1e-10)
+    with pytest.raises(ValueError, match="square"):
+        gaussian_pmi_terms(v.joint_cov[:, :5], 4)

@@ -7,7 +7,7 @@ import numpy as np
 
 from .cca import CCAResult, principal_angles, sqrt_psd
 
-__all__ = ["matched_direction_angles", "whitened_bilinear", "whitened_subspace_angles"]
+__all__ = ["gaussian_pmi_terms", "matched_direction_angles", "whitened_bilinear", "whitened_subspace_angles"]
 
 
 def whitened_bilinear(W: np.ndarray, cov_xx: np.ndarray, cov_yy: np.ndarray) -> np.ndarray:
@@ -53,3 +53,20 @@ def matched_direction_angles(W: np.ndarray, result: CCAResult, k: int) -> dict[s
     angles = {side: np.array([[principal_angles(learned[side][:, [i]], canonical[side][:, [j]])[0]
                                for j in range(k)] for i in range(k)]) for side in ("x", "y")}
     return {**angles, "singular_values": s[:k]}
+
+
+def gaussian_pmi_terms(joint_cov: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The matrices of the PMI of a zero-mean Gaussian vector (x, y), x of p features:
+    PMI(x, y) = const + x^T Gamma y - x^T F x / 2 - y^T G y / 2.
+
+    joint_cov ((p + q), (p + q)) is the covariance of (x, y). Returns (Gamma (p, q), F (p, p), G (q, q)).
+    """
+    joint_cov = np.asarray(joint_cov, dtype=float)
+    if joint_cov.ndim != 2 or joint_cov.shape[0] != joint_cov.shape[1] or not 1 <= p < joint_cov.shape[0]:
+        raise ValueError(f"joint_cov must be square, (p + q, p + q), with 1 <= p < p + q; got shape "
+                         f"{joint_cov.shape} and p = {p}")
+    precision = np.linalg.inv(joint_cov)
+    Gamma = -precision[:p, p:]
+    F = precision[:p, :p] - np.linalg.inv(joint_cov[:p, :p])
+    G = precision[p:, p:] - np.linalg.inv(joint_cov[p:, p:])
+    return Gamma, F, G

@@ -45,18 +45,18 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """
     if x.dim() != 3:
         raise ValueError(f"split_heads expects (batch, T, embed_dim), got shape {tuple(x.shape)}")
-    B, T, E = x.shape
-    if not isinstance(num_heads, int) or num_heads < 1 or E % num_heads:
-        raise ValueError(f"embed_dim={E} is not divisible by num_heads={num_heads!r}")
-    return x.view(B, T, num_heads, E // num_heads).transpose(1, 2)
+    if not isinstance(num_heads, int) or num_heads < 1 or x.shape[-1] % num_heads:
+        raise ValueError(f"embed_dim={x.shape[-1]} is not divisible by num_heads={num_heads!r}")
+    B, T, d_m = x.shape
+    return x.view(B, T, num_heads, d_m // num_heads).transpose(1, 2)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """(B, H, T, d_head) -> (B, T, H * d_head), the inverse of :func:`split_heads`."""
     if x.dim() != 4:
         raise ValueError(f"merge_heads expects (batch, heads, T, d_head), got shape {tuple(x.shape)}")
-    B, H, T, d_head = x.shape
-    return x.transpose(1, 2).reshape(B, T, H * d_head)
+    B, n_h, T, d_head = x.shape
+    return x.transpose(1, 2).reshape(B, T, n_h * d_head)
 
 
 class MultiHeadAttention(nn.Module):
@@ -143,11 +143,12 @@ class MultiHeadAttention(nn.Module):
         self._check(query, key, value, mask)
         if mask is not None and mask.dim() <= 3:                 # one mask for every head: (B or 1, 1, .., T_k)
             mask = mask.reshape((1,) * (3 - mask.dim()) + tuple(mask.shape)).unsqueeze(1)
-        q = split_heads(self.W_Q(query), self.num_heads)         # (B, H, T_q, d_head)
-        k = split_heads(self.W_K(key), self.num_heads)           # (B, H, T_k, d_head)
-        v = split_heads(self.W_V(value), self.num_heads)         # (B, H, T_k, d_head)
-        out, weights = scaled_dot_product_attention(q, k, v, mask)   # (B, H, T_q, d_head), (B, H, T_q, T_k)
-        return self.W_O(merge_heads(out)), weights                # (B, T_q, E)
+        q = split_heads(self.W_Q(query), self.num_heads)  # (B, n_h, T_q, d_head)
+        k = split_heads(self.W_K(key), self.num_heads)    # (B, n_h, T_k, d_head)
+        v = split_heads(self.W_V(value), self.num_heads)  # (B, n_h, T_k, d_head)
+        # every head at once; weights (B, n_h, T_q, T_k), one matrix per head
+        out, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.W_O(merge_heads(out)), weights        # (B, T_q, d_m)
 
     def heads_kv(self, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values projected and split into heads, ``(k, v)`` each (B, H, T_k, d_head): what a

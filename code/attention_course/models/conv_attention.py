@@ -26,13 +26,13 @@ the original positions), so the key p + Delta always exists and a padded key's v
 exactly like ``conv1d`` / ``conv2d`` with ``padding=K // 2``.
 
 Shapes, with D spatial dimensions (1 or 2), N_q = number of positions, N_k = number of padded
-positions, N_h = K^D heads:
+positions, n_h = K^D heads:
 
     x        (B, C_in, *spatial)            the input, as torch's conv layers take it
     weight   (C_out, C_in, K[, K])          torch's conv weight layout; K odd
-    offsets  (N_h, D)                       Delta_h, in the order of the flattened kernel
-    scores   (N_h, N_q, N_k)                one positional score matrix per head
-    weights  (N_h, N_q, N_k)                softmax of the scores (the same for every batch item)
+    offsets  (n_h, D)                       Delta_h, in the order of the flattened kernel
+    scores   (n_h, N_q, N_k)                one positional score matrix per head
+    weights  (n_h, N_q, N_k)                softmax of the scores (the same for every batch item)
     output   (B, C_out, *spatial)
 """
 
@@ -98,7 +98,7 @@ def relative_encoding(query_positions: torch.Tensor, key_positions: torch.Tensor
 
 
 def positional_queries(offsets: torch.Tensor, alpha: float, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """v_h (N_h, D + 1) = -alpha (1, -2 Delta_h): head h's score peaks at the relative position Delta_h."""
+    """v_h (n_h, D + 1) = -alpha (1, -2 Delta_h): head h's score peaks at the relative position Delta_h."""
     if not isinstance(offsets, torch.Tensor) or offsets.dim() != 2:
         got = tuple(offsets.shape) if isinstance(offsets, torch.Tensor) else type(offsets).__name__
         raise ValueError(f"offsets must be a (heads, D) tensor, got {got}")
@@ -110,9 +110,9 @@ def positional_queries(offsets: torch.Tensor, alpha: float, dtype: torch.dtype =
 
 def quadratic_scores(query_positions: torch.Tensor, key_positions: torch.Tensor, offsets: torch.Tensor,
                      alpha: float, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """(N_h, N_q, N_k) scores v_h . r_delta = -alpha (||delta - Delta_h||^2 - ||Delta_h||^2)."""
+    """(n_h, N_q, N_k) scores v_h . r_delta = -alpha (||delta - Delta_h||^2 - ||Delta_h||^2)."""
     r = relative_encoding(query_positions, key_positions, dtype)       # (N_q, N_k, D + 1)
-    v = positional_queries(offsets, alpha, dtype)                       # (N_h, D + 1)
+    v = positional_queries(offsets, alpha, dtype)                       # (n_h, D + 1)
     if v.shape[1] != r.shape[2]:
         raise ValueError(f"offsets have D={offsets.shape[1]} coordinates but positions have D={r.shape[2] - 1}")
     scores = torch.einsum("hc,qkc->hqk", v, r)
@@ -155,11 +155,11 @@ def conv_as_attention(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
     keys = x_pad.flatten(2).transpose(1, 2)                                # (B, N_k, C_in) one row per padded position
     query_pos = grid_positions(spatial, device=x.device)                   # (N_q, D)
     key_pos = grid_positions(tuple(x_pad.shape[2:]), start=-half, device=x.device)  # (N_k, D), same coordinates
-    offsets = kernel_offsets(K, dims, device=x.device)                     # (N_h, D)
-    scores = quadratic_scores(query_pos, key_pos, offsets, alpha, x.dtype)  # (N_h, N_q, N_k)
-    weights = masked_softmax(scores)                                       # (N_h, N_q, N_k)
-    W_heads = weight.flatten(2).permute(2, 1, 0)                           # (N_h, C_in, C_out): value map W[Delta_h]
-    values = keys[:, None] @ W_heads                                       # (B, N_h, N_k, C_out)
+    offsets = kernel_offsets(K, dims, device=x.device)                     # (n_h, D)
+    scores = quadratic_scores(query_pos, key_pos, offsets, alpha, x.dtype)  # (n_h, N_q, N_k)
+    weights = masked_softmax(scores)                                       # (n_h, N_q, N_k)
+    W_heads = weight.flatten(2).permute(2, 1, 0)                           # (n_h, C_in, C_out): value map W[Delta_h]
+    values = keys[:, None] @ W_heads                                       # (B, n_h, N_k, C_out)
     out = (weights @ values).sum(1)                                        # (B, N_q, C_out): heads summed
     if bias is not None:
         out = out + bias

@@ -52,6 +52,20 @@ def _check_inputs(model: nn.Module, history: torch.Tensor, history_events: torch
     check_matches_module(model, history=history, history_events=history_events, future_events=future_events)
 
 
+class _AblatableAttention(MultiHeadAttention):
+    """Chapter 4's multi-head attention whose weights an ablation may replace: with ``weights_transform``
+    set, the output mixes the same values with ``weights_transform(weights)``."""
+
+    weights_transform = None
+
+    def forward(self, query, key, value, mask=None):
+        output, weights = super().forward(query, key, value, mask)
+        if self.weights_transform is None:
+            return output, weights
+        weights = self.weights_transform(weights)                     # ablation: other weights, same values
+        return mix_values(self, weights, value), weights
+
+
 class HorizonAttentionForecaster(nn.Module):
     """One decoder-encoder attention layer whose queries are the forecast horizons.
 
@@ -73,23 +87,31 @@ class HorizonAttentionForecaster(nn.Module):
         self.position = nn.Parameter(0.1 * torch.randn(history, d_model))    # one vector per past step
         self.horizon_query = nn.Parameter(0.1 * torch.randn(horizon, d_model))   # one query per horizon
         self.embed_future = nn.Linear(1, d_model)                       # scheduled event flag -> d
-        self.attention = MultiHeadAttention(d_model, num_heads)
+        self.attention = _AblatableAttention(d_model, num_heads)
         self.head = nn.Sequential(nn.Linear(2 * d_model, 2 * d_model), nn.ReLU(), nn.Linear(2 * d_model, 1))
-        self.weights_transform = None
 
     def forward(self, history: torch.Tensor, history_events: torch.Tensor,
                 future_events: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         _check_inputs(self, history, history_events, future_events)
-        mean, scale = _scale(history)                                         # (B, 1) each
-        past = torch.stack([(history - mean) / scale, history_events], dim=-1)   # (B, L, 2)
-        memory = self.embed_past(past) + self.position                         # (B, L, d)
-        queries = self.horizon_query + self.embed_future(future_events[..., None])   # (B, H, d)
-        context, weights = self.attention(queries, memory, memory)             # (B, H, d), (B, heads, H, L)
-        if self.weights_transform is not None:                                 # ablation: other weights, same values
-            weights = self.weights_transform(weights)
-            context = mix_values(self.attention, weights, memory)
-        out = self.head(torch.cat([context, queries], dim=-1)).squeeze(-1)     # (B, H), in scaled units
+        mean, scale = _scale(history)                          # (B, 1) each
+        past = torch.stack([(history - mean) / scale, history_events], -1)
+        memory = self.embed_past(past) + self.position          # (B, L, d_m)
+        horizon_events = self.embed_future(future_events[..., None])
+        queries = self.horizon_query + horizon_events           # (B, n_f, d_m)
+        context, weights = self.attention(queries, memory, memory)
+        # context (B, n_f, d_m); weights (B, n_h, n_f, L)
+        both = torch.cat([context, queries], dim=-1)
+        out = self.head(both).squeeze(-1)                       # (B, n_f)
         return mean + scale * out, weights
+
+    @property
+    def weights_transform(self):
+        """The ablation's replacement of the attention weights (None: off); see :mod:`.ablation`."""
+        return self.attention.weights_transform
+
+    @weights_transform.setter
+    def weights_transform(self, transform) -> None:
+        self.attention.weights_transform = transform
 
 
 class RecurrentForecaster(nn.Module):

@@ -38,7 +38,8 @@ class MarkedReader(nn.Module):
         if vectors.dim() != 3 or vectors.shape[:2] != markers.shape or vectors.shape[2] != self.dim:
             raise ValueError(f"vectors must be (batch, T, dim={self.dim}) with markers (batch, T), got "
                              f"{tuple(vectors.shape)} and {tuple(markers.shape)}")
-        items = self.item_in(vectors) + self.marker_embed(markers)                # (B, T, E)
-        query = self.query.expand(vectors.shape[0], 1, -1)                         # (B, 1, E): one query
-        read, weights = self.attn(query, items, items)                             # (B, 1, E), (B, H, 1, T)
-        return self.out(read[:, 0]).view(-1, self.slots, self.dim), weights        # (B, slots, p)
+        items = self.item_in(vectors) + self.marker_embed(markers)  # (B, T, d_m)
+        query = self.query.expand(vectors.shape[0], 1, -1)  # (B, 1, d_m): one query
+        read, weights = self.attn(query, items, items)  # weights (B, n_h, 1, T)
+        answer = self.out(read[:, 0])  # linear read-out of one (B, d_m) read
+        return answer.view(-1, self.slots, self.dim), weights  # (B, slots, p)

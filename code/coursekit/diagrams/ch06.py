@@ -58,14 +58,14 @@ def two_views():
 
 
 def retrieval_head():
-    """A batch of paired views: every x is a query against every y of the batch; the loss asks for the diagonal."""
-    W, H = 640, 400
+    """A batch of paired views: every x goes through W_Q, every y through W_K; the loss asks for the diagonal."""
+    W, H = 640, 440
     fig, ax = canvas(W, H)
     cs, n = 18, 5                                       # cell size, pairs drawn
-    gx, gy = 300, 104                                   # the weights grid, top-left
-    # queries x_1..x_B down the left, keys y_1..y_B along the top
-    text(ax, 60, 52, "queries", color=s.dark(s.QUERY))
-    text(ax, 60, 74, "$x_1, x_2, \\ldots$")
+    gx, gy = 300, 150                                   # the weights grid, top-left
+    # queries x_1..x_B down the left, through W_Q
+    text(ax, 60, gy - 52, "queries", color=s.dark(s.QUERY))
+    text(ax, 60, gy - 30, "$x_1, x_2, \\ldots$")
     for r in range(n):
         cy = gy + r * cs
         cells(ax, 24, cy + 2, 1, 4, s.QUERY, size=cs - 4)
@@ -73,12 +73,14 @@ def retrieval_head():
     arrow(ax, (90, gy + n * cs / 2), (116, gy + n * cs / 2))
     arrow(ax, (190, gy + n * cs / 2), (gx - 10, gy + n * cs / 2))
     text(ax, 244, gy + n * cs / 2 - 14, "$q_i$")
-    # keys on top
-    text(ax, gx + n * cs / 2, 26, "keys: the partners $y_1, y_2, \\ldots$", color=s.dark(s.KEY))
+    # keys y_1..y_B along the top, through W_K
+    text(ax, gx + n * cs / 2, 20, "keys: the partners $y_1, y_2, \\ldots$", color=s.dark(s.KEY))
     for c in range(n):
-        cells(ax, gx + c * cs + 2, 10 + 36, 3, 1, s.KEY, size=cs - 6)
-    arrow(ax, (gx + n * cs / 2, 92), (gx + n * cs / 2, gy - 4))
-    text(ax, gx + n * cs + 14, 74, "$W_K$  gives $k_j$", ha="left", color=s.dark(s.KEY))
+        cells(ax, gx + c * cs + 2, 36, 3, 1, s.KEY, size=cs - 6)
+    arrow(ax, (gx + n * cs / 2, 74), (gx + n * cs / 2, 84))
+    box(ax, gx, 86, n * cs, 32, label="$W_K$", color=s.KEY)
+    arrow(ax, (gx + n * cs / 2, 120), (gx + n * cs / 2, gy - 4))
+    text(ax, gx + n * cs / 2 + 8, gy - 17, "$k_j$", ha="left")
     # the weights: softmax over each row, the diagonal is the true partner
     vals = [[0.7 if i == j else 0.08 for j in range(n)] for i in range(n)]
     vals[1][3], vals[3][1], vals[4][0] = 0.3, 0.25, 0.2
@@ -94,12 +96,12 @@ def retrieval_head():
     text(ax, ax0, gy + 66, "outlined: the true partner", ha="left")
     text(ax, ax0, gy + 90, "the rest: $T_k - 1$ negatives", ha="left", color=s.MUTED)
     # the loss and what the thing is called
-    y0 = 272
+    y0 = 312
     box(ax, 24, y0, 592, 54, color=s.GRADIENT, fill=s.tint(s.GRADIENT, 0.9))
     text(ax, W / 2, y0 + 17, "loss: $-\\log$ of the outlined weight, averaged over the rows")
     text(ax, W / 2, y0 + 39, "(the InfoNCE loss: every other key of the batch is a negative)", color=s.MUTED)
-    text(ax, W / 2, 352, "two linear encoders, one per view, compared by a dot product:")
-    text(ax, W / 2, 376, r"a dual encoder, whose score matrix $W$ ($p \times q$) comes from $W_Q$ and $W_K$",
+    text(ax, W / 2, 392, "two linear encoders, one per view, compared by a dot product:")
+    text(ax, W / 2, 416, r"a dual encoder, with score matrix $W \propto W_Q W_K^{\top}$ ($p \times q$)",
          color=s.MUTED)
     return fig
 
@@ -177,7 +179,8 @@ ALT = {
         "score x_i transposed W y_j fills a T_k by T_k grid of attention weights, softmax along each row, whose "
         "outlined diagonal is each query's true partner while the other T_k minus 1 keys of its row are negatives. "
         "The loss is minus the log of the outlined weight, averaged over the rows: the InfoNCE loss of a dual "
-        "encoder, two linear encoders compared by a dot product."),
+        "encoder, two linear encoders compared by a dot product, whose score matrix W is proportional to W_Q times W_K "
+        "transposed."),
     "ch06_analogy_breaks": (
         "Three rows compare CCA and attention: CCA uses linear maps only and misses y = x times x, while attention "
         "can put a tanh layer before W_Q and learn its features with the score, as deep CCA also does; a "

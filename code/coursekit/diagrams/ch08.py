@@ -62,38 +62,49 @@ def _mab(ax, x, y, w, label, q_label, kv_label, q_color=s.QUERY, kv_color=s.KEY)
     ax.add_patch(_dot(x + w * 0.75, y + 48, kv_color))
 
 
-def _dot(x, y, color):
+def _dot(x, y, color, r=4.5):
     from matplotlib.patches import Circle
-    return Circle((x, y), 4.5, facecolor=color, edgecolor=s.dark(color, 3.0), linewidth=1, clip_on=False, zorder=3)
+    return Circle((x, y), r, facecolor=color, edgecolor=s.dark(color, 3.0), linewidth=1, clip_on=False, zorder=3)
 
 
 def set_blocks():
-    """MAB inside, then SAB, ISAB and PMA as uses of it, with their output sizes."""
-    W, H = 640, 386
+    """MAB inside (with its two residual connections), then SAB, ISAB and PMA as uses of it, with their output
+    sizes."""
+    W, H = 640, 400
     fig, ax = canvas(W, H)
 
     # top: the multihead attention block
-    text(ax, 320, 24, "$\\mathrm{MAB}(X, Y)$: queries from $X$, keys and values from $Y$")
-    bx, by = 70, 46
-    box(ax, bx, by, 500, 104, color=s.MUTED, fill="none", lw=1.2, radius=8, linestyle=(0, (4, 3)))
+    text(ax, 320, 22, "$\\mathrm{MAB}(X, Y)$: queries from $X$, keys and values from $Y$")
+    bx, by = 70, 44
+    box(ax, bx, by, 500, 124, color=s.MUTED, fill="none", lw=1.2, radius=8, linestyle=(0, (4, 3)))
     steps = [("multi-head\nattention", s.WEIGHT), ("add, LayerNorm", s.NEUTRAL), ("row-wise FF", s.NEUTRAL),
              ("add, LayerNorm", s.NEUTRAL)]
     xs = [88, 210, 332, 454]
+    top, mid = by + 50, by + 72                                   # the boxes' top edge and middle line
     for (label, colour), x in zip(steps, xs):
-        box(ax, x, by + 30, 104, 44, color=colour)
+        box(ax, x, top, 104, 44, color=colour)
         for i, line in enumerate(label.split("\n")):
-            text(ax, x + 52, by + 52 + (i - (len(label.split("\n")) - 1) / 2) * 16, line, size=s.SMALL)
+            text(ax, x + 52, mid + (i - (len(label.split("\n")) - 1) / 2) * 16, line, size=s.SMALL)
     for a, b in zip(xs, xs[1:]):
-        arrow(ax, (a + 104, by + 52), (b, by + 52))
-    text(ax, bx - 30, by + 40, "$X$")
-    text(ax, bx - 30, by + 72, "$Y$")
-    arrow(ax, (bx - 20, by + 40), (xs[0], by + 44))
-    arrow(ax, (bx - 20, by + 72), (xs[0], by + 62))
-    arrow(ax, (xs[-1] + 104, by + 52), (xs[-1] + 128, by + 52))
-    text(ax, 320, by + 92, "one output row per row of $X$", size=s.SMALL, color=s.MUTED)
+        arrow(ax, (a + 104, mid), (b, mid))
+    text(ax, bx - 30, mid - 12, "$X$")
+    text(ax, bx - 30, mid + 20, "$Y$")
+    arrow(ax, (bx - 20, mid - 12), (xs[0], mid - 12))
+    arrow(ax, (bx - 20, mid + 20), (xs[0], mid + 14))
+    arrow(ax, (xs[-1] + 104, mid), (xs[-1] + 128, mid))
+    # the residual connections: X around the attention into the first add, A around the FF into the second
+    lane = by + 22
+    for start, end in ((bx + 2, xs[1] + 52), (xs[1] + 104 + 9, xs[3] + 52)):
+        y0 = mid - 12 if start < xs[0] else mid
+        ax.add_patch(_dot(start, y0, s.MUTED, r=2.6))
+        arrow(ax, (start, y0), (start, lane), line_only=True, lw=1.3)
+        arrow(ax, (start - 0.6, lane), (end, lane), line_only=True, lw=1.3)
+        arrow(ax, (end, lane - 0.6), (end, top), lw=1.3, head=8)
+    text(ax, xs[1] + 104 + 9, mid + 30, "$A$")
+    text(ax, 462, by + 110, "one output row per row of $X$", size=s.SMALL, color=s.MUTED)
 
     # bottom: three uses of it
-    y = 232
+    y = 246
     text(ax, 108, y - 34, "SAB, equivariant", weight="bold")
     _mab(ax, 38, y, 140, "MAB", "$X$", "$X$")
     text(ax, 108, y + 104, "$n^2$ scores")
@@ -118,10 +129,11 @@ def set_blocks():
 
 
 def horizon_queries():
-    """History steps as keys and values, one query per horizon built from what is known about t + h."""
+    """History steps as keys and values, one query per horizon built from what is known about t + h; each
+    horizon's context, with its query, goes through the same feed-forward net to give its forecast."""
     W, H = 640, 330
     fig, ax = canvas(W, H)
-    L, Hh, cs = 12, 4, 22
+    L, cs = 12, 22
     kx, ky = 64, 236
     # history: values and event flags, encoded as keys/values
     cells(ax, kx, ky, 1, L, s.KEY, size=cs)
@@ -131,28 +143,40 @@ def horizon_queries():
     text(ax, kx - 16, ky + cs / 2, "$K$", color=s.dark(s.KEY))
     text(ax, kx - 16, ky + 1.5 * cs, "$V$", color=s.dark(s.VALUE))
 
-    # horizon queries
-    qx, qy, qs = 392, 70, 30
-    for h in range(Hh):
-        cells(ax, qx + h * (qs + 26), qy, 1, 1, s.QUERY, size=qs)
-        label = ["$q_1$", "$q_2$", "$\\cdots$", "$q_H$"][h]
-        text(ax, qx + h * (qs + 26) + qs / 2, qy + qs / 2, label)
-    text(ax, qx + 2 * (qs + 26) - 13, 22, "one query per horizon $h$:")
-    text(ax, qx + 2 * (qs + 26) - 13, 46, "embedding of $h$ + event at $t + h$?", size=s.SMALL)
+    # horizon queries, above the history
+    qx, qy, qs, gap = 110, 70, 30, 26
+    for h in range(4):
+        cells(ax, qx + h * (qs + gap), qy, 1, 1, s.QUERY, size=qs)
+        label = ["$q_1$", "$q_2$", "$\\cdots$", "$q_{12}$"][h]
+        text(ax, qx + h * (qs + gap) + qs / 2, qy + qs / 2, label)
+    mid = qx + (4 * qs + 3 * gap) / 2
+    text(ax, mid, 22, "one query per horizon $h$ ($n_f = 12$):")
+    text(ax, mid, 46, "embedding of $h$ + event at $t + h$?", size=s.SMALL)
 
-    # each query reads the history: weights drawn for q_1 and q_H
+    # each query reads the history: weights drawn for q_1 and q_{n_f}
     for h, peaks in ((0, (0, 4, 8)), (3, (3, 7, 11))):                # same season: every 4th step back
-        sx = qx + h * (qs + 26) + qs / 2
+        sx = qx + h * (qs + gap) + qs / 2
         for k in peaks:
             arrow(ax, (sx, qy + qs + 2), (kx + k * cs + cs / 2, ky - 2), color=s.dark(s.WEIGHT), lw=1.2, head=8)
-    text(ax, 150, 40, "weights: where each horizon", color=s.dark(s.WEIGHT))
-    text(ax, 150, 60, "looks, e.g. one season back", color=s.dark(s.WEIGHT))
+    text(ax, 58, 128, "weights $w_h$", color=s.dark(s.WEIGHT))
 
-    # output
-    ox = 586
-    box(ax, ox - 10, 150, 52, 34, label="FF", color=s.DECODER)
-    arrow(ax, (qx + 3 * (qs + 26) + qs + 4, qy + qs / 2), (ox + 16, 148), rad=-0.3)
-    text(ax, ox + 16, 206, "$\\hat y_{t+h}$", color=s.dark(s.DECODER))
+    # right: for each horizon, its query and what it read go through one feed-forward net
+    rx = 424
+    text(ax, 508, 64, "for every horizon $h$:")
+    cells(ax, rx, 92, 1, 1, s.QUERY, size=qs)
+    text(ax, rx + qs / 2, 92 + qs / 2, "$q_h$")
+    cells(ax, rx, 156, 1, 1, s.VALUE, size=qs)
+    text(ax, rx + qs / 2, 156 + qs / 2, "$c_h$")
+    text(ax, 474, 216, "$c_h^\\top = w_h^\\top V$", color=s.dark(s.VALUE))
+    arrow(ax, (qx + 4 * qs + 3 * gap + 6, qy + qs / 2), (rx - 4, 92 + qs / 2))
+    arrow(ax, (kx + L * cs + 6, ky + 1.5 * cs), (rx - 4, 156 + qs / 2), color=s.dark(s.VALUE))
+    fx = 496
+    box(ax, fx, 118, 56, 44, label="FF", color=s.DECODER)
+    arrow(ax, (rx + qs + 4, 92 + qs / 2), (fx - 2, 130))
+    arrow(ax, (rx + qs + 4, 156 + qs / 2), (fx - 2, 150))
+    arrow(ax, (fx + 58, 140), (fx + 80, 140))
+    text(ax, fx + 104, 140, "$\\hat y_{t+h}$", color=s.dark(s.DECODER))
+    text(ax, fx + 28, 178, "one FF for all $h$", size=s.SMALL, color=s.MUTED)
     return fig
 
 
@@ -169,12 +193,14 @@ ALT = {
         "Summing each selected pixel times its value map gives the convolution at p, exactly as alpha grows."),
     "ch08_set_blocks": (
         "The multihead attention block MAB(X, Y): multi-head attention with queries from X and keys and values "
-        "from Y, add and layer norm, a row-wise feed-forward net, add and layer norm. Below it, SAB is MAB(X, X), "
+        "from Y, added back to X by a residual connection and layer-normed into A, a row-wise feed-forward net whose "
+        "input A is added back the same way, and a second layer norm. Below it, SAB is MAB(X, X), "
         "ISAB is MAB(X, MAB(I, X)) with m inducing points I, and PMA is MAB(S, rFF(Z)) with k seed vectors S, "
         "which returns k rows for a set of any size n."),
     "ch08_horizon_queries": (
         "The history of a series, one cell per past step, encoded as a row of keys and a row of values, below one "
-        "query per forecast horizon, each a horizon embedding plus whether an event is scheduled at t + h. Arrows "
-        "from two queries to past steps one season apart show where a horizon's weights fall, and a small "
-        "feed-forward net turns each horizon's result into its forecast."),
+        "query per forecast horizon, q_1 to q_12, each a horizon embedding plus whether an event is scheduled at "
+        "t + h, with arrows from two queries to past steps one season apart where their weights fall. On the right, "
+        "for every horizon h, its query q_h and its context c_h, the values weighted by its attention, go into one "
+        "feed-forward net shared by all horizons, which gives the forecast y hat at t + h."),
 }

@@ -51,23 +51,31 @@ def check_offset_scores(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, 
     ok("the head's weights peak at key = query + offset and sharpen as alpha grows.")
 
 
-# Exercise: pooling a set by attention from learned seeds (PMA with one head, no projections) -----
+# Exercise: pooling a padded batch of sets by attention from learned seeds (PMA, one head) --------
 
-def _pool(Z: torch.Tensor, S: torch.Tensor, scaled: bool = True, dim: int = -1) -> torch.Tensor:
-    scores = torch.einsum("kd,bnd->bkn", S, Z) / (Z.shape[-1] ** 0.5 if scaled else 1.0)
+def _pool(Z: torch.Tensor, S: torch.Tensor, lengths: torch.Tensor | None, scaled: bool = True,
+          dim: int = -1, fill: float = float("-inf")) -> torch.Tensor:
+    scores = torch.einsum("kd,bnd->bkn", S, Z) / (Z.shape[-1] ** 0.5 if scaled else 1.0)     # (B, k, n)
+    if lengths is not None:
+        real = torch.arange(Z.shape[1])[None, None, :] < lengths[:, None, None]            # (B, 1, n)
+        scores = scores.masked_fill(~real, fill)
     return torch.softmax(scores, dim) @ Z
 
 
-def check_attention_pool(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
-    """``fn(Z (B, n, d), S (k, d)) -> (B, k, d)``: each seed vector of S is a query over the n elements of
-    each set; the result is softmax(S Z^T / sqrt(d)) Z, one row per seed, whatever n is."""
+def check_attention_pool(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """``fn(Z (B, n, d), S (k, d), lengths (B,)) -> (B, k, d)``: set b is the first ``lengths[b]`` rows of
+    ``Z[b]``, the rest is padding. Each seed vector of S is a query over the elements of each set; the
+    result is softmax(S Z^T / sqrt(d)) Z with the padding's weights exactly 0, one row per seed: the
+    same as pooling each set alone, whatever the padding holds."""
     g = torch.Generator().manual_seed(11)
     S = torch.randn(2, 4, generator=g, dtype=torch.float64)
     rtol = 64 * FLOAT32_EPS
-    for n in (5, 3):
+    lengths = torch.tensor([5, 2, 4])
+    for n in (5, 7):
         Z = 2 * torch.randn(3, n, 4, generator=g, dtype=torch.float64)
-        want = _pool(Z, S)
-        got = as_float(call(fn, Z.clone(), S.clone()), "the pooled sets")
+        Z[1, 2:] = 5.0                                             # padding that would draw the weights to it
+        want = _pool(Z, S, lengths)
+        got = as_float(call(fn, Z.clone(), S.clone(), lengths.clone()), "the pooled sets")
         if got.shape != want.shape:
             shape = tuple(got.shape)
             hint = ""
@@ -75,26 +83,44 @@ def check_attention_pool(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
                 hint = " (those are the weights: multiply them by Z)"
             elif shape == (3, n, 4):
                 hint = " (one row per element: the seeds, not the elements, must be the queries)"
-            raise CheckFailed(f"for a set of {n} elements expected shape (B, k, d) = {tuple(want.shape)}, got "
-                              f"{shape}{hint}")
+            raise CheckFailed(f"for sets padded to {n} elements expected shape (B, k, d) = {tuple(want.shape)}, "
+                              f"got {shape}{hint}")
         if torch.allclose(got, want, rtol=rtol, atol=rtol):
             continue
-        if torch.allclose(got, _pool(Z, S, scaled=False), rtol=rtol, atol=rtol):
+        if torch.allclose(got, _pool(Z, S, None), rtol=rtol, atol=rtol):
+            raise CheckFailed("the padding gets weight in your pooling: give the scores of the rows at or after "
+                              "lengths[b] the value -inf before the softmax, so that their weights are exactly 0")
+        if torch.allclose(got, _pool(Z, S, lengths, scaled=False), rtol=rtol, atol=rtol):
             raise CheckFailed("the scores must be divided by sqrt(d), the width of a vector, before the softmax")
-        if torch.allclose(got, _pool(Z, S, dim=1), rtol=rtol, atol=rtol):
+        if got.isnan().any():
+            raise CheckFailed("your result holds NaN: a softmax over scores that are all -inf; the softmax must run "
+                              "over the elements of each set, the last axis of the (B, k, n) scores")
+        if any(torch.allclose(got, _pool(Z, S, n_, dim=1, fill=-1e9), rtol=rtol, atol=rtol) for n_ in (lengths, None)):
             raise CheckFailed("your softmax runs over the seeds; it must run over the elements of each set")
-        if torch.allclose(got, Z.mean(1, keepdim=True).expand_as(want), rtol=rtol, atol=rtol):
-            raise CheckFailed("that is the mean of each set: the seeds' scores must weigh the elements")
-        raise CheckFailed(f"for the first set of {n} elements and the first seed: got "
-                          f"{[round(v, 4) for v in got[0, 0].tolist()]}, expected "
-                          f"{[round(v, 4) for v in want[0, 0].tolist()]}")
-    perm = torch.randperm(Z.shape[1], generator=g)
-    again = as_float(call(fn, Z[:, perm].clone(), S.clone()), "the pooled sets")
+        weights = torch.softmax(torch.einsum("kd,bnd->bkn", S, Z) / 2.0, -1)
+        real = (torch.arange(n)[None, None, :] < lengths[:, None, None]).double()
+        if torch.allclose(got, (weights * real) @ Z, rtol=rtol, atol=rtol):
+            raise CheckFailed("you zero the padding's weights after the softmax, so the real elements' weights no "
+                              "longer sum to one: mask the scores before the softmax instead")
+        b = int(((got - want).abs().amax((1, 2)) > rtol).nonzero()[0])
+        raise CheckFailed(f"set {b} (length {int(lengths[b])}, padded to {n}), first seed: got "
+                          f"{[round(v, 4) for v in got[b, 0].tolist()]}, expected "
+                          f"{[round(v, 4) for v in want[b, 0].tolist()]}")
+    junk = Z.clone()
+    junk[0, 5:] = -3.0
+    junk[2, 4:] = 7.0
+    again = as_float(call(fn, junk, S.clone(), lengths.clone()), "the pooled sets")
+    if not torch.allclose(again, want, rtol=rtol, atol=rtol):
+        raise CheckFailed("changing what the padding holds changes your result: the padding must get weight 0")
+    perm = torch.cat([torch.randperm(4, generator=g), torch.arange(4, 7)])   # reorder set 2's real elements
+    shuffled = Z.clone()
+    shuffled[2] = Z[2, perm]
+    again = as_float(call(fn, shuffled, S.clone(), lengths.clone()), "the pooled sets")
     if not torch.allclose(again, want, rtol=rtol, atol=rtol):
         raise CheckFailed("listing the elements of a set in another order changes your result: pooling must be "
                           "permutation-invariant")
-    ok("one output row per seed for sets of any size, weighted by a softmax over the elements, "
-       "and reordering a set changes nothing.")
+    ok("one output row per seed, the padding gets no weight whatever it holds, the real elements' weights are a "
+       "softmax over them, and reordering a set changes nothing.")
 
 
 # Exercise 8.2: attention pooling that approaches the max --------------------------------------
@@ -146,8 +172,8 @@ def _horizon(horizon_query, event_vector, future_events, memory, with_events=Tru
 
 
 def check_horizon_queries(fn: Callable[..., tuple]) -> None:
-    """``fn(horizon_query (H, d), event_vector (d,), future_events (B, H), memory (B, L, d))`` returns
-    ``(context (B, H, d), weights (B, H, L))``: horizon h's query is ``horizon_query[h]`` plus
+    """``fn(horizon_query (n_f, d), event_vector (d,), future_events (B, n_f), memory (B, L, d))`` returns
+    ``(context (B, n_f, d), weights (B, n_f, L))``: horizon h's query is ``horizon_query[h]`` plus
     ``event_vector`` where an event is scheduled at t + h; one head of scaled dot-product attention over
     the encoded history ``memory`` (keys and values alike)."""
     g = torch.Generator().manual_seed(5)
@@ -163,7 +189,8 @@ def check_horizon_queries(fn: Callable[..., tuple]) -> None:
         raise CheckFailed("return two things, (context, weights), as the package's attention does")
     context, weights = as_float(answer[0], "the context"), as_float(answer[1], "the weights")
     want_c, want_w = _horizon(hq, u, ev, mem)
-    for got, want, name, dims in ((context, want_c, "context", "(B, H, d)"), (weights, want_w, "weights", "(B, H, L)")):
+    for got, want, name, dims in ((context, want_c, "context", "(B, n_f, d)"),
+                                  (weights, want_w, "weights", "(B, n_f, L)")):
         if got.shape != want.shape:
             raise CheckFailed(f"expected the {name} of shape {dims} = {tuple(want.shape)}, got {tuple(got.shape)}")
 

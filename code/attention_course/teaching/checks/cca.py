@@ -29,7 +29,7 @@ CORRELATION_TOL = 1e-5
 ANGLE_TOL = 1e-3      # degrees
 
 
-# Exercise 6.1: CCA from whitening and one SVD --------------------------------------------------
+# Exercise ex-cca-scratch: canonical correlations, by any whitening ------------------------------------
 
 def _views():
     v = planted_views(np.random.default_rng(21), 400, [0.8, 0.5, 0.2], 5, 4)
@@ -46,6 +46,10 @@ def check_canonical_correlations(fn: Callable[[np.ndarray, np.ndarray], np.ndarr
         return
     if np.allclose(got, want[::-1], rtol=0, atol=CORRELATION_TOL):
         raise CheckFailed("the values are right but in ascending order; list the strongest pair first")
+    angles = np.arccos(np.clip(want, -1.0, 1.0))
+    if np.allclose(got, np.degrees(angles), atol=1e-3) or np.allclose(got, angles, atol=1e-5):
+        raise CheckFailed("these are the principal angles themselves; the canonical correlations are their "
+                          "cosines (np.cos of the angles in radians)")
     if np.allclose(got, want**2, rtol=0, atol=CORRELATION_TOL):
         raise CheckFailed("these are the squared correlations (eigenvalues of C_xx^-1 C_xy C_yy^-1 C_yx); "
                           "take square roots, or use the singular values of the whitened cross-covariance")
@@ -68,7 +72,7 @@ def check_canonical_correlations(fn: Callable[[np.ndarray, np.ndarray], np.ndarr
     raise CheckFailed(f"got {np.round(got, 6).tolist()}, expected {np.round(want, 6).tolist()}")
 
 
-# Exercise 6.2: principal angles ----------------------------------------------------------------
+# Exercise ex-principal-angles: principal angles --------------------------------------------------
 
 def check_principal_angles(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> None:
     """``fn(A (d, k), B (d, k)) -> (k,)`` principal angles in degrees, smallest first."""
@@ -98,7 +102,7 @@ def check_principal_angles(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -
     raise CheckFailed(f"got {np.round(got, 5).tolist()}, expected {np.round(want, 5).tolist()} (degrees)")
 
 
-# Exercise 6.3: the cross term of the Gaussian PMI ----------------------------------------------
+# Exercise ex-pmi-cross: the cross term of the Gaussian PMI ----------------------------------------
 
 def check_pmi_cross_matrix(fn: Callable[[np.ndarray, int], np.ndarray]) -> None:
     """``fn(cov ((p+q), (p+q)), p) -> Gamma (p, q)`` with PMI(x, y) = x^T Gamma y + (terms in x alone or y alone)."""

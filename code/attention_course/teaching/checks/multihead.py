@@ -31,24 +31,24 @@ def _shape(x) -> str:
 # strided split of the features mean there.
 _SPLIT_LAYOUTS = {
     "batch-first": {
-        "axes": "(B, T, E)",
+        "axes": "(B, T, d_m)",
         "swapped": "(batch, T, heads, d_head): the features are split, but the head axis must come before time; "
                    "move it with transpose(1, 2)",
-        "straight": "you reshaped (B, T, E) straight to (B, H, T, d_head): the memory order is time-major, so head "
-                    "0 now holds pieces of several time steps. View as (B, T, H, d_head) first, then "
+        "straight": "you reshaped (B, T, d_m) straight to (B, n_h, T, d_head): the memory order is time-major, so "
+                    "head 1 now holds pieces of several time steps. View as (B, T, n_h, d_head) first, then "
                     "transpose(1, 2)",
-        "strided": "head h got the strided features h, h+H, h+2H, ...: a valid split, but not the one the package "
+        "strided": "head h got the strided features h, h+n_h, h+2n_h, ...: a valid split, but not the one the package "
                    "and torch use (consecutive blocks), so weights copied from torch would land in the wrong heads",
         "praise": "each head holds a block of consecutive features, at every time step."},
     "time-first": {
-        "axes": "(T, B, E)",
-        "swapped": "(T, heads, batch, d_head): the input is time-first (T, B, E), so batch and time are swapped; "
+        "axes": "(T, B, d_m)",
+        "swapped": "(T, heads, batch, d_head): the input is time-first (T, B, d_m), so batch and time are swapped; "
                    "bring the batch axis to the front",
-        "straight": "you reshaped (T, B, E) straight to (B, H, T, d_head): memory is read in its stored order, so "
+        "straight": "you reshaped (T, B, d_m) straight to (B, n_h, T, d_head): memory is read in its stored order, so "
                     "a 'head' holds pieces of several positions and examples. Split the feature axis first, "
-                    "(T, B, H, d_head), then permute the axes",
-        "strided": "head h got the strided features h, h+H, h+2H, ...: split the feature axis as (H, d_head), not "
-                   "(d_head, H)",
+                    "(T, B, n_h, d_head), then permute the axes",
+        "strided": "head h got the strided features h, h+n_h, h+2n_h, ...: split the feature axis as (n_h, d_head), "
+                   "not (d_head, n_h)",
         "praise": "batch first, then each head holds a block of consecutive features at every time step."},
 }
 
@@ -79,8 +79,8 @@ def _check_split(fn: Callable[[torch.Tensor, int], torch.Tensor], layout: str) -
             raise CheckFailed(message)
     b, h, t, f = (got != want).nonzero()[0].tolist()
     place = f"x[{t}, {b}, {h * d + f}]" if time_first else f"x[{b}, {t}, {h * d + f}]"
-    raise CheckFailed(f"batch {b}, head {h}, time {t}, feature {f}: got {got[b, h, t, f].item():g}, expected "
-                      f"{want[b, h, t, f].item():g} ({place})")
+    raise CheckFailed(f"at index [batch {b}, head {h}, time {t}, feature {f}] (from 0): "
+                      f"got {got[b, h, t, f].item():g}, expected {want[b, h, t, f].item():g} ({place})")
 
 
 def check_split_heads(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
@@ -102,7 +102,7 @@ def check_to_torch(fn: Callable[[MultiHeadAttention], nn.MultiheadAttention]) ->
         raise CheckFailed(f"expected embed_dim={E}, num_heads={H}, got embed_dim={got.embed_dim}, "
                           f"num_heads={got.num_heads}")
     if not got.batch_first:
-        raise CheckFailed("batch_first is False: torch would read the inputs as (T, batch, E); the package's layer "
+        raise CheckFailed("batch_first is False: torch would read the inputs as (T, batch, d_m); the package's layer "
                           "is batch-first, so create the torch module with batch_first=True")
     def same(a, b) -> bool:                     # exact values, whatever float dtype the copy has
         return a is not None and b is not None and torch.equal(a.detach().double().cpu(), b.detach().double())
@@ -111,7 +111,7 @@ def check_to_torch(fn: Callable[[MultiHeadAttention], nn.MultiheadAttention]) ->
     stacked = got.in_proj_weight
     if stacked is None or stacked.shape != (3 * E, E):
         shape = None if stacked is None else tuple(stacked.shape)
-        raise CheckFailed(f"in_proj_weight should be (3E, E) = {(3 * E, E)}, got {shape}")
+        raise CheckFailed(f"in_proj_weight should be (3 d_m, d_m) = {(3 * E, E)}, got {shape}")
     blocks = list(stacked.split(E))
     if all(same(b, w.T) for b, w in zip(blocks, W)):
         raise CheckFailed("the projection blocks are transposed: nn.Linear and in_proj_weight both store "
