@@ -116,7 +116,7 @@ def cross_attention():
 
 
 def dependencies():
-    """Above, a recurrence: h_t waits for h_{t-1}, and x_1 reaches y_T through T - 1 steps. Below, self-attention:
+    """Above, a recurrence: h_t waits for h_{t-1}, and x_1 reaches y_T through T cells. Below, self-attention:
     every output reads every input at once, T x T weights, one step from any input to any output."""
     W, H = 640, 420
     fig, ax = canvas(W, H)
@@ -139,7 +139,7 @@ def dependencies():
     text(ax, 560, 76, "$T$ steps,", ha="left")
     text(ax, 560, 98, "one after", ha="left")
     text(ax, 560, 120, "another", ha="left")
-    text(ax, W / 2, 192, "$x_1$ reaches $y_T$ through $T - 1$ cells: path length $T - 1$", color=s.MUTED)
+    text(ax, W / 2, 192, "$x_1$ reaches $y_T$ through $T$ cells, $T - 1$ steps from $h_1$ to $h_T$", color=s.MUTED)
     # self-attention
     ty = 226
     text(ax, 24, ty, "self-attention", ha="left", weight="bold", color=s.dark(s.WEIGHT))
@@ -188,7 +188,8 @@ ALT = {
         "decoder position."),
     "ch03_dependencies": (
         "Above, a recurrence: cells h_1 to h_T in a chain, each reading its input x_t and waiting for the cell "
-        "before it, so T steps run one after another and x_1 reaches the last output y_T through T - 1 cells. "
+        "before it, so T steps run one after another and x_1 reaches the last output y_T through all T cells, "
+        "T − 1 steps from h_1 to h_T. "
         "Below, self-attention: every output y_i is joined to every input x_t by a line, all at once, T × T "
         "weights, so any input reaches any output in one step, at a cost in work and memory that grows as T²."),
 }

@@ -411,37 +411,35 @@ def check_next_entry(W_Q) -> None:
     raise CheckFailed("some output is off")          # pragma: no cover - some row above differs
 
 
-# Exercise 3.7: build a case that shows three row-by-row bugs --------------------------------------
+# Going further (evidence page): build a case that shows three row-by-row bugs -------------------
 
-def _rows_column_softmax(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
-    S = Q @ K.T / math.sqrt(Q.shape[-1])                   # (T_q, T_k)
+def _loop_a(Q, K, V):
+    S = Q @ K.T / math.sqrt(Q.shape[-1])         # (T_q, T_k)
     rows = []
     for i in range(Q.shape[0]):
-        w = torch.softmax(S[:, i], dim=0)                  # the weights of query i
+        w = torch.softmax(S[:, i], dim=0)        # the weights of query i
         rows.append(w @ V)
-    return torch.stack(rows)                               # (T_q, d_v)
+    return torch.stack(rows)                     # (T_q, d_v)
 
 
-def _rows_value_width_scale(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+def _loop_b(Q, K, V):
     rows = []
     for i in range(Q.shape[0]):
-        s = K @ Q[i] / math.sqrt(V.shape[-1])              # (T_k,) the scores of query i
+        s = K @ Q[i] / math.sqrt(V.shape[-1])    # the scores of query i
         rows.append(torch.softmax(s, dim=0) @ V)
     return torch.stack(rows)
 
 
-def _rows_unshifted_exp(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+def _loop_c(Q, K, V):
     rows = []
     for i in range(Q.shape[0]):
-        s = K @ Q[i] / math.sqrt(Q.shape[-1])              # (T_k,) the scores of query i
+        s = K @ Q[i] / math.sqrt(Q.shape[-1])    # the scores of query i
         e = torch.exp(s)
-        rows.append((e / e.sum()) @ V)                     # softmax, written out
+        rows.append((e / e.sum()) @ V)           # softmax, written out
     return torch.stack(rows)
 
 
-ROW_LOOP_BUGS = {"softmax of a column": _rows_column_softmax,
-                 "scaled by the values' width": _rows_value_width_scale,
-                 "softmax without the max shift": _rows_unshifted_exp}
+ROW_LOOP_BUGS = {"loop A": _loop_a, "loop B": _loop_b, "loop C": _loop_c}   # neutral names: finding the bug is the task
 
 
 def check_row_bug_case(Q, K, V) -> None:
@@ -478,12 +476,12 @@ def check_row_bug_case(Q, K, V) -> None:
             continue                                        # it fails on your input: visible
         if out.shape != theirs.shape or not torch.isfinite(out).all() or not torch.allclose(out, theirs, **tol):
             continue
-        if loop is _rows_column_softmax:
+        if loop is _loop_a:
             why = ("your scores Q K^T / sqrt(d_k) are symmetric (Q = K, as in Section 3.1, makes them so): "
                    "column i then holds the same numbers as row i. Use different queries and keys"
                    if torch.allclose(S, S.T) else
                    "column i of your scores gives the same outputs as row i; use random, different Q and K")
-        elif loop is _rows_value_width_scale:
+        elif loop is _loop_b:
             why = (f"V has as many features as Q and K (d_v = d_k = {d_k}), so sqrt(d_v) = sqrt(d_k); "
                    f"give V another width" if d_v == d_k else
                    "each query scores all its keys alike, so no scale changes its (uniform) weights")
@@ -492,7 +490,7 @@ def check_row_bug_case(Q, K, V) -> None:
             why = (f"your largest score is {S.max().item():.3g}: exp overflows only above about {limit} in "
                    f"{str(Q.dtype).removeprefix('torch.')}, so without the shift nothing goes wrong; make one "
                    f"query-key product very large")
-        raise CheckFailed(f"the loop with the bug '{name}' agrees with torch on your input: {why}")
+        raise CheckFailed(f"{name} agrees with torch on your input: {why}")
     ok("every bug shows on your input, where the package and torch agree.")
 
 
