@@ -185,3 +185,37 @@ def test_counter_tests_rejects_incomplete_input():
     del diagnostic[2, "adversarial"]
     with pytest.raises(CheckFailed, match="lack the entry"):
         check_counter_tests(dict(TRUE_ANSWER), acc, diagnostic, PAIRS, ADVERSARY)
+
+
+# --- The same exercise as code: a function that decides the statements from the tables ------------
+
+def reference_verdicts(acc, diagnostic, pair_medians, adv_medians):
+    import numpy as np
+    from attention_course.teaching.checks.explanation import ON_BUT
+    seeds = sorted({seed for seed, _ in acc})
+    on_but = [s for s in seeds if diagnostic[s, ON_BUT] >= 0.95]
+    return {"uniform_suffices": any(acc[s, "uniform BiLSTM"][0] >= acc[s, "BiLSTM"][0] for s in seeds),
+            "but_attention_useless": all(diagnostic[s, "BiLSTM's"][0] <= diagnostic[s, "uniform"][0] for s in on_but),
+            "adversary_leaks": all(diagnostic[s, "adversarial"][2] > diagnostic[s, "uniform"][2] for s in seeds),
+            "adversary_beyond_seeds": bool(min(adv_medians) > np.median(pair_medians))}
+
+
+def test_counter_verdict_function_accepts_reference(capsys):
+    from attention_course.teaching.checks.explanation import check_counter_tests
+    check_counter_tests(reference_verdicts, *_tables(), PAIRS, ADVERSARY)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct: ") and not any(ch.isdigit() for ch in out)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda *tables: dict(TRUE_ANSWER), "on uniform weights as good as learned"),      # hard-coded answers
+    (lambda a, d, p, m: {**reference_verdicts(a, d, p, m), "adversary_beyond_seeds": min(m) > max(p)},
+     "'adversary_beyond_seeds'.*yours says False"),
+    (lambda a, d, p, m: {k: "yes" for k in TRUE_ANSWER}, "must be True or False"),
+    (lambda a, d, p, m: {"uniform_suffices": False}, "missing"),
+    (lambda a, d, p, m: 1 / 0, "raised ZeroDivisionError"),
+])
+def test_counter_verdict_function_rejects_wrong(wrong, message):
+    from attention_course.teaching.checks.explanation import check_counter_tests
+    with pytest.raises(CheckFailed, match=message):
+        check_counter_tests(wrong, *_tables(), PAIRS, ADVERSARY)

@@ -82,7 +82,7 @@ def six_tests():
     text(ax, 364, y + 36, "states $h_t$", color=s.dark(s.ENCODER), size=s.SMALL)
     arrow(ax, (422, y + 9), (448, y + 9))
     cells(ax, 452, y, 1, 6, s.WEIGHT, size=18, values=[[0.05, 0.1, 0.6, 0.1, 0.1, 0.05]])
-    text(ax, 506, y + 36, "weights $a_t$", color=s.dark(s.WEIGHT), size=s.SMALL)
+    text(ax, 506, y + 36, "weights $w_t$", color=s.dark(s.WEIGHT), size=s.SMALL)
     arrow(ax, (564, y + 9), (590, y + 9))
     text(ax, 606, y + 9, r"$\hat y$")
     # two columns of tests
@@ -94,15 +94,15 @@ def six_tests():
          color=s.dark(s.ENCODER), size=s.SMALL)
     y0 = top + 8
     _test_box(ax, lx, y0, w, h, "1", "agrees with other measures?",
-              [r"Kendall $\tau$ of $a$ with the gradient", "and with leave-one-out"], s.GRADIENT)
+              [r"Kendall $\tau$ of $w$ with the gradient", "and with leave-one-out"], s.GRADIENT)
     _test_box(ax, lx, y0 + h + gap, w, h, "2", "other weights, same output?",
-              ["permute $a$; search the adversary", r"max JSD with $|\Delta \hat y| \leq \varepsilon$"], s.GRADIENT)
+              ["permute $w$; search the adversary", r"max JSD with $|\Delta \hat y| \leq \varepsilon$"], s.GRADIENT)
     _test_box(ax, rx, y0, w, h, "3", "is attention needed at all?",
-              ["retrain with $a_t = 1/L$ (uniform)", "same accuracy: no test case"], s.ENCODER)
+              ["retrain with $w_t = 1/L$ (uniform)", "same accuracy: no test case"], s.ENCODER)
     _test_box(ax, rx, y0 + (h + gap), w, h, "4", "how far do seeds move it?",
               ["JSD between retrained models", "a yardstick for the adversary"], s.ENCODER)
     _test_box(ax, rx, y0 + 2 * (h + gap), w, h, "5", "useful to another model?",
-              ["freeze $a$, train a model", "without context on it"], s.ENCODER)
+              ["freeze $w$, train a model", "without context on it"], s.ENCODER)
     _test_box(ax, rx, y0 + 3 * (h + gap), w, h, "6", "can a trained model differ?",
               ["train a second model: same $\\hat y$,", "weights far away (TVD, JSD)"], s.ENCODER)
     # what each family touches
@@ -122,21 +122,21 @@ def trained_adversary():
     text(ax, W / 2, 24, "the same review $x$, every training review", color=s.MUTED)
     top, bw, bh = 48, 260, 120
     for x0, title, colour, weights, sub in ((30, "base model: trained, frozen", s.ENCODER,
-                                             [0.05, 0.05, 0.8, 0.05, 0.05], "b"),
+                                             [0.05, 0.05, 0.8, 0.05, 0.05], ("$\\hat y$", "$w$")),
                                             (350, "adversary: fresh weights, no labels", s.NEUTRAL,
-                                             [0.1, 0.7, 0.0, 0.1, 0.1], "a")):
+                                             [0.1, 0.7, 0.0, 0.1, 0.1], ("$\\tilde y$", "$\\tilde w$"))):
         box(ax, x0, top, bw, bh, color=colour, fill=s.tint(colour, 0.9))
         text(ax, x0 + bw / 2, top + 20, title, weight="bold", size=s.SMALL)
         box(ax, x0 + 20, top + 38, 84, 30, label="BiLSTM", color=colour, size=s.SMALL)
         cells(ax, x0 + 136, top + 44, 1, 5, s.WEIGHT, size=18, values=[weights])
-        text(ax, x0 + 62, top + 96, rf"output $\hat y_{sub}$")
-        text(ax, x0 + 181, top + 96, f"$a_{sub}$", color=s.dark(s.WEIGHT))
+        text(ax, x0 + 62, top + 96, f"output {sub[0]}")
+        text(ax, x0 + 181, top + 96, sub[1], color=s.dark(s.WEIGHT))
         arrow(ax, (x0 + 62, top + bh - 6), (x0 + 62, 212))
         arrow(ax, (x0 + 181, top + bh - 6), (x0 + 181, 212))
     ly, lh = 216, 62
     box(ax, 30, ly, 580, lh, color=s.GRADIENT, fill=s.tint(s.GRADIENT, 0.9))
-    text(ax, W / 2, ly + 22, r"loss $= \mathrm{TVD}(\hat y_a, \hat y_b) \;-\; \lambda\,"
-                             r"\mathrm{KL}(a_a \,\|\, a_b)$")
+    text(ax, W / 2, ly + 22, r"loss $= \mathrm{TVD}(\tilde y, \hat y) \;-\; \lambda\,"
+                             r"\mathrm{KL}(\tilde w \,\|\, w)$")
     text(ax, W / 2, ly + 46, "copy the outputs, but attend elsewhere", color=s.MUTED, size=s.SMALL)
     # the gradient updates the adversary only
     arrow(ax, (600, ly), (604, top + bh + 2), color=s.GRADIENT, rad=0.0)
@@ -161,7 +161,7 @@ ALT = {
         "by precision at k, and with the model itself, by deleting its top words or keeping only them, which grades "
         "its faithfulness by ERASER's comprehensiveness and sufficiency."),
     "ch07_six_tests": (
-        "The model across the top, tokens x_t through a BiLSTM to states h_t, weighted by attention weights a_t "
+        "The model across the top, tokens x_t through a BiLSTM to states h_t, weighted by attention weights w_t "
         "into the output y hat, and below it six tests: Jain and Wallace's agreement with the gradient and "
         "leave-one-out (Kendall tau) and other weights with the same output (permutation, an adversary with the "
         "largest JSD within epsilon), which work on one trained model. Beside them Wiegreffe and Pinter's four, "
@@ -169,11 +169,11 @@ ALT = {
         "frozen attention handed to a model without context, and a second model trained to match the output with "
         "weights far away (TVD and JSD)."),
     "ch07_trained_adversary": (
-        "The same review goes to the base model, trained and frozen, with attention a_b and output y hat b, and "
-        "to the adversary, a BiLSTM of the same architecture from fresh weights that sees no labels, with "
-        "attention a_a and output y hat a; the outputs feed the TVD term and the attentions the KL term of the "
-        "loss, TVD(y hat a, y hat b) minus lambda times KL(a_a || a_b): copy the outputs but attend elsewhere, "
-        "and the gradient updates only the adversary. At lambda = 0 it is the control, asked only to copy the "
-        "outputs; an adversary that ends with small TVD and its attention far away (measured in JSD) shows that "
-        "the base model's attention was not the only way to its outputs."),
+        "The same review goes to the base model, trained and frozen, with attention weights w and output y hat, "
+        "and to the adversary, a BiLSTM of the same architecture from fresh weights that sees no labels, with "
+        "attention weights w tilde and output y tilde; the outputs feed the TVD term and the attentions the KL "
+        "term of the loss, TVD(y tilde, y hat) minus lambda times KL(w tilde || w): copy the outputs but attend "
+        "elsewhere, and the gradient updates only the adversary. At lambda = 0 it is the control, asked only to "
+        "copy the outputs; an adversary that ends with small TVD and its attention far away (measured in JSD) "
+        "shows that the base model's attention was not the only way to its outputs."),
 }

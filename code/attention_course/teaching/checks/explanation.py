@@ -150,7 +150,7 @@ def check_one_token_adversary(fn: Callable[[torch.Tensor, float, torch.Tensor, f
     raise CheckFailed(f"got {got!r}, expected a token index in 0..{len(weights) - 1}")
 
 
-# Exercise ex-counter-tests: predict the outcome of Wiegreffe & Pinter's counter-tests ---------------------
+# Exercise ex-counter-tests: decide Wiegreffe & Pinter's counter-tests from the five-seed tables -------------
 #
 # Each statement is decided by a mechanism, not by which seeds a run happens to draw, so that its truth is the
 # same at any seed and on any CPU: learned attention beats uniform weights in every seed; a run whose attention
@@ -218,9 +218,75 @@ def counter_test_verdicts(acc: dict, diagnostic: dict, pair_medians, adversary_m
     }
 
 
-def check_counter_tests(predictions: dict, acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> None:
+def _made_up_tables() -> list[tuple[str, dict, dict, list, list]]:
+    """Tables shaped like Section 7.5's on which the statements come out otherwise than in the chapter:
+    ``(what is different, acc, diagnostic, pair_medians, adversary_medians)``."""
+    def tables(drop, lead, leak, share):
+        acc, diagnostic = {}, {}
+        for seed, (d, g, k, b) in enumerate(zip(drop, lead, leak, share)):
+            acc[seed, "BiLSTM"] = (0.99, 1.0, 0.99)
+            acc[seed, "uniform BiLSTM"] = (0.99 - d, 1.0, 0.9)
+            diagnostic[seed, "uniform"] = (0.68, 1.0, 0.62)
+            diagnostic[seed, "BiLSTM's"] = (0.68 + g, 0.5, 0.55)
+            diagnostic[seed, "adversarial"] = (0.85, 0.8, 0.62 + k)
+            diagnostic[seed, ON_BUT] = b
+        return acc, diagnostic
+
+    flipped = tables(drop=(0.1, 0.1, -0.01, 0.1, 0.1), lead=(0.02, -0.1, -0.1, 0.3, -0.1),
+                     leak=(0.2, 0.2, -0.03, 0.2, 0.2), share=(1.0, 1.0, 1.0, 0.44, 1.0))
+    none_on_but = tables(drop=(0.1, 0.08, 0.12, 0.07, 0.05), lead=(0.27, 0.29, 0.25, 0.3, 0.26),
+                         leak=(0.2, 0.18, 0.24, 0.25, 0.18), share=(0.4, 0.5, 0.3, 0.45, 0.2))
+    pairs = [0.0001, 0.0004, 0.55, 0.0002, 0.0004, 0.55, 0.0003, 0.55, 0.0004, 0.55, 0.7, 0.7, 0.7]
+    return [("uniform weights as good as learned ones in one seed, a run on 'but' that helps the MLP, an "
+             "adversary that does not leak in one seed and one below the typical pair of seeds",
+             *flipped, pairs, [0.5] * 5),
+            ("no run whose attention sits on 'but' and one pair of seeds far apart", *none_on_but,
+             [0.3, 0.25, 0.28, 0.31, 0.2, 0.7, 0.3, 0.29, 0.33, 0.27], [0.693] * 5)]
+
+
+def _as_verdicts(answer) -> dict:
+    """A dict {statement: True or False}; numpy and torch booleans are accepted as True or False."""
+    if not isinstance(answer, dict):
+        raise CheckFailed(f"expected a dict {{statement name: True or False}}, got {type(answer).__name__}")
+    missing = [k for k in COUNTER_TEST_STATEMENTS if k not in answer]
+    unknown = [k for k in answer if k not in COUNTER_TEST_STATEMENTS]
+    if missing or unknown:
+        raise CheckFailed(f"decide every statement, by its name: missing {missing}, unknown {unknown}")
+    out = {}
+    for name, value in answer.items():
+        if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
+            value = bool(value)
+        elif type(value).__name__ == "bool_":                     # numpy's boolean
+            value = bool(value)
+        if value is not True and value is not False:
+            raise CheckFailed(f"the verdict for '{name}' must be True or False, got {value!r}")
+        out[name] = value
+    return out
+
+
+def _check_verdict_function(fn: Callable, acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> None:
+    cases = [("the chapter's tables", acc, diagnostic, list(pair_medians), list(adversary_medians)),
+             *_made_up_tables()]
+    for where, *tables in cases:
+        want = counter_test_verdicts(*tables)
+        got = _as_verdicts(call(fn, *[dict(t) if isinstance(t, dict) else list(t) for t in tables]))
+        wrong = [name for name, (holds, _, _) in want.items() if got[name] != holds]
+        if wrong:
+            raise CheckFailed(f"on {where}: " + "; ".join(
+                f"'{name}' ({COUNTER_TEST_STATEMENTS[name]}) is {want[name][0]}, yours says {got[name]}: "
+                f"{want[name][2]}" for name in wrong))
+    ok("your function decides every statement as the measurements do, on the chapter's tables and on "
+       "made-up tables where the answers change.")
+
+
+def check_counter_tests(predictions, acc: dict, diagnostic: dict, pair_medians, adversary_medians) -> None:
     """``predictions``: True or False for each key of ``COUNTER_TEST_STATEMENTS``, checked against the
-    measurements of Section 7.5 (see :func:`counter_test_verdicts`)."""
+    measurements of Section 7.5 (see :func:`counter_test_verdicts`); or a function
+    ``fn(acc, diagnostic, pair_medians, adversary_medians) -> that dict``, checked on the chapter's tables and
+    on made-up ones where the statements come out otherwise."""
+    if callable(predictions):
+        _check_verdict_function(predictions, acc, diagnostic, pair_medians, adversary_medians)
+        return
     if not isinstance(predictions, dict):
         raise CheckFailed(f"expected a dict {{statement name: True or False}}, got {type(predictions).__name__}")
     missing = [k for k in COUNTER_TEST_STATEMENTS if k not in predictions]
