@@ -166,17 +166,20 @@ class DecoderLayer(nn.Module):
 
     def step(self, y: torch.Tensor, self_kv, cross_kv, memory_mask: torch.Tensor | None = None):
         """``forward`` for the newest position only, with a KV cache: ``y`` (B, 1, d) is the newest
-        position's input, ``self_kv`` the heads' keys and values (B, H, t, d_head) of the positions
+        position's input, ``self_kv`` the heads' keys and values (B, n_h, t, d_head) of the positions
         before it, ``cross_kv`` those of the memory. Returns ``(y (B, 1, d), self_kv with this
         position appended)``. No causal mask is needed: the cache holds only earlier positions."""
         h = y if self.post else self.norm1(y)                                    # the self-attention's input
-        k, v = self.self_attn.heads_kv(h, h)                                     # (B, H, 1, d_head) each
-        self_kv = (torch.cat([self_kv[0], k], dim=2), torch.cat([self_kv[1], v], dim=2))   # (B, H, t + 1, d_head)
+        k, v = self.self_attn.heads_kv(h, h)        # the newest position only
+        keys = torch.cat([self_kv[0], k], dim=2)    # appended to the cache
+        values = torch.cat([self_kv[1], v], dim=2)
+        attended, _ = self.self_attn.attend(h, (keys, values))  # all t keys
+        self_kv = (keys, values)
         if self.post:
-            y = self.norm1(y + self.self_attn.attend(h, self_kv)[0])
+            y = self.norm1(y + attended)
             y = self.norm2(y + self.cross_attn.attend(y, cross_kv, memory_mask)[0])
             return self.norm3(y + self.ff(y)), self_kv
-        y = y + self.self_attn.attend(h, self_kv)[0]
+        y = y + attended
         y = y + self.cross_attn.attend(self.norm2(y), cross_kv, memory_mask)[0]
         y = y + self.ff(self.norm3(y))
         return y, self_kv

@@ -40,8 +40,9 @@ def three_attentions():
     # the encoder's output feeds every decoder layer's cross-attention
     blue = s.dark(s.ENCODER)
     arrow(ax, (ea, 188), (ea, 122), line_only=True, color=blue)
-    arrow(ax, (ea - 0.8, 122), (318, 122), line_only=True, color=blue)
-    arrow(ax, (317.4, 122), (dsx - 2, 192), color=blue)
+    arrow(ax, (ea - 0.8, 122), (320, 122), line_only=True, color=blue)
+    arrow(ax, (320, 121.2), (320, 195), line_only=True, color=blue)
+    arrow(ax, (319.2, 195), (dsx - 2, 195), color=blue)
     text(ax, ea + 8, 108, "encoder output: keys and values", ha="left", color=blue, size=s.SMALL)
     # inputs below, the next token above
     for x0, xa, label in ((ex, ea, "input tokens + positions"), (dx, da, "output so far + positions")):
@@ -57,8 +58,8 @@ _DASH = (0, (4, 3))
 
 def _residual_sublayer(ax, cx, y, label, color, rx):
     """A sublayer box (top at ``y``) under its add & norm box, with the dropout on the sublayer's output and
-    the residual line at ``x = rx`` from below the sublayer into the add & norm. Returns the top of the
-    add & norm box."""
+    the residual line at ``x = rx`` (left or right of the boxes) from below the sublayer into the add & norm.
+    Returns the top of the add & norm box."""
     sw, sh, nw, nh = 186, 30, 130, 24
     box(ax, cx - sw / 2, y, sw, sh, label, color=color)
     ny = y - 16 - nh
@@ -69,12 +70,13 @@ def _residual_sublayer(ax, cx, y, label, color, rx):
     base = y + sh + 9
     arrow(ax, (cx, base), (rx, base), line_only=True, lw=1.3)
     arrow(ax, (rx, base + 0.6), (rx, ny + nh / 2), line_only=True, lw=1.3)
-    arrow(ax, (rx - 0.6, ny + nh / 2), (cx - nw / 2 - 1, ny + nh / 2), lw=1.3, head=8)
+    side = 1 if rx > cx else -1
+    arrow(ax, (rx - side * 0.6, ny + nh / 2), (cx + side * (nw / 2 + 1), ny + nh / 2), lw=1.3, head=8)
     return ny
 
 
 def published():
-    """The Transformer of Vaswani et al. (2017), bottom to top: embeddings scaled by sqrt(d_model) plus
+    """The Transformer of Vaswani et al. (2017), bottom to top: embeddings scaled by sqrt(d_m) plus
     sinusoidal positions (dropout on the sum); N = 6 encoder layers (self-attention, feed-forward) and N = 6
     decoder layers (masked self-attention, cross-attention, feed-forward), each sublayer's output dropped out,
     added to its input and normalised (post-LN); a linear layer sharing the embedding matrix, and a softmax."""
@@ -84,7 +86,7 @@ def published():
     for cx, below in ((ecx, "input tokens"), (dcx, "output so far (shifted right)")):
         text(ax, cx, 620, below)
         arrow(ax, (cx, 606), (cx, 590 + 1))
-        box(ax, cx - 110, 560, 220, 30, r"embedding × √$d_{model}$", color=s.NEUTRAL)
+        box(ax, cx - 110, 560, 220, 30, r"embedding × √$d_m$", color=s.NEUTRAL)
         arrow(ax, (cx, 560), (cx, 536 + 1))
         ax.add_patch(Circle(
             (cx, 526), 10, facecolor=s.CARD, edgecolor=s.INK, linewidth=1.4, clip_on=False))
@@ -98,14 +100,15 @@ def published():
     top = _residual_sublayer(ax, ecx, 424, "multi-head self-attention", s.WEIGHT, ecx - 118)
     arrow(ax, (ecx, top), (ecx, 344 + 30 + 9 + 1))
     top = _residual_sublayer(ax, ecx, 344, "feed-forward", s.NEUTRAL, ecx - 118)
-    # the decoder: N layers of masked self-attention, cross-attention and feed-forward
+    # the decoder: N layers of masked self-attention, cross-attention and feed-forward; its residual lines run
+    # on the right, so that the encoder's output enters the cross-attention from the left without crossing one
     box(ax, dcx - 140, 182, 280, 292, color=s.DECODER, fill="none", radius=10)
     text(ax, dcx + 128, 200, "× N = 6", ha="right", color=s.dark(s.DECODER))
-    dtop = _residual_sublayer(ax, dcx, 424, "masked self-attention", s.WEIGHT, dcx - 118)
+    dtop = _residual_sublayer(ax, dcx, 424, "masked self-attention", s.WEIGHT, dcx + 118)
     arrow(ax, (dcx, dtop), (dcx, 344 + 30 + 9 + 1))
-    dtop = _residual_sublayer(ax, dcx, 344, "cross-attention", s.WEIGHT, dcx - 118)
+    dtop = _residual_sublayer(ax, dcx, 344, "cross-attention", s.WEIGHT, dcx + 118)
     arrow(ax, (dcx, dtop), (dcx, 264 + 30 + 9 + 1))
-    dtop = _residual_sublayer(ax, dcx, 264, "feed-forward", s.NEUTRAL, dcx - 118)
+    dtop = _residual_sublayer(ax, dcx, 264, "feed-forward", s.NEUTRAL, dcx + 118)
     # the encoder's output: keys and values of every decoder layer's cross-attention
     blue = s.dark(s.ENCODER)
     arrow(ax, (ecx, top), (ecx, 236), line_only=True, color=blue)
@@ -122,7 +125,7 @@ def published():
     text(ax, dcx, 26, "next-token probabilities", color=s.dark(s.DECODER))
     # the sizes of the base model
     note = {"ha": "left", "color": s.MUTED, "size": s.SMALL}
-    text(ax, 30, 40, r"base model: $d_{model}$ = 512, 8 heads,", **note)
+    text(ax, 30, 40, r"base model: $d_m$ = 512, 8 heads,", **note)
     text(ax, 30, 62, r"$d_{ff}$ = 2048, dropout 0.1,", **note)
     text(ax, 30, 84, "one matrix for both embeddings", **note)
     text(ax, 30, 106, "and the output layer", **note)
@@ -168,6 +171,8 @@ def kv_cache():
     text(ax, gx + t * c + 12, wy + c / 2, r"$w_t$: $q_t$ against all $t$ keys", ha="left")
     text(ax, gx + t * c + 12, wy + c / 2 + 22, r"output: $w_t V$, one row", ha="left", color=s.MUTED, size=s.SMALL)
     arrow(ax, (134, rows["$q_t$"]), (gx - 4, wy + c / 2), rad=-0.15)
+    k_top = rows["$k_t$"] - (t - 0.5) * c                  # the K cache's first row
+    arrow(ax, (gx + 2 * c, k_top - 2), (gx + 2 * c, wy + c + 3), color=s.dark(s.KEY))
     # the cross-attention's keys and values: computed once
     ax.plot([24, 616], [336, 336], color=s.CARD_EDGE, linewidth=1.2)
     cy = 356
@@ -225,8 +230,8 @@ def beam_tree():
              weight="bold" if greedy else "normal")
         centre[prefix] = (xs[col], y)
     # the two results
-    text(ax, 532, 52, "greedy's output, p = .187", color=s.INK, size=s.SMALL, weight="bold")
-    text(ax, 532, 72, "(not in the beam)", color=s.MUTED, size=s.SMALL)
+    text(ax, xs[3], 86, "greedy's output, p = .187", color=s.INK, size=s.SMALL, weight="bold")
+    text(ax, xs[3], 106, "(not in the beam)", color=s.MUTED, size=s.SMALL)
     text(ax, 532, 282, "the beam's output, p = .168", color=s.dark(s.DECODER), size=s.SMALL)
     # legend
     ly = 378
@@ -253,19 +258,19 @@ ALT = {
         "values come from the encoder's output, then a feed-forward network, and writes the next token."),
     "ch05_published": (
         "The Transformer as published, read from the bottom up: input tokens and the output so far (shifted "
-        "right) are embedded, scaled by the square root of d_model, given sinusoidal positions and dropout, "
+        "right) are embedded, scaled by the square root of d_m, given sinusoidal positions and dropout, "
         "then pass through N = 6 encoder layers (self-attention, feed-forward) and N = 6 decoder layers "
         "(masked self-attention, cross-attention on the encoder's output, feed-forward), every sublayer's "
         "output dropped out, added to its input and layer-normalised. A linear layer sharing the embedding "
-        "matrix and a softmax give the next-token probabilities; the base model has d_model 512, 8 heads, "
+        "matrix and a softmax give the next-token probabilities; the base model has d_m 512, 8 heads, "
         "d_ff 2048 and dropout 0.1."
     ),
     "ch05_kv_cache": (
         "One decoding step t with a KV cache: only the newest position x_t is projected into q_t, k_t and "
         "v_t, whose key and value are appended as row t to the self-attention's key and value caches (rows 1 "
-        "to t-1 kept from earlier steps), and q_t is compared with all t cached keys to give one row of "
-        "weights. The cross-attention's keys and values, S rows from the encoder, are computed once and read "
-        "at every step."
+        "to t-1 kept from earlier steps), and q_t is compared with all t cached keys, read from the key "
+        "cache, to give one row of weights w_t. The cross-attention's keys and values, S rows from the "
+        "encoder, are computed once and read at every step."
     ),
     "ch05_beam_tree": (
         "A beam of 2 on a small table language model over four steps: greedy decoding takes a (.52), then aa "

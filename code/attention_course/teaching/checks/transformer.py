@@ -27,7 +27,8 @@ from .multihead import (
     kv_cache_counts,
 )
 
-__all__ = ["check_search_error", "SEARCH_WIDTH", "SEARCH_MAX_LEN", "decode_table", "BEAM_TABLE", "BEAM_WIDTH",
+__all__ = ["check_search_error", "SEARCH_WIDTH", "SEARCH_MAX_LEN", "decode_table", "every_output", "BEAM_TABLE",
+           "BEAM_WIDTH",
            "TableLM", "check_beam_prediction", "check_kv_cache_prediction", "check_positions", "kv_cache_counts",
            "KV_SETUP"]
 
@@ -61,6 +62,25 @@ def _as_table(table) -> dict[str, dict[str, float]]:
             raise CheckFailed(f"prefix {prefix!r}: the probabilities sum to {sum(probs.values()):.6f}, not 1")
         clean[prefix] = probs
     return clean
+
+
+def every_output(table) -> dict[str, float]:
+    """Every output a table language model (as ``BEAM_TABLE``) can write, with its log-probability: ``{text
+    before <eos>: log p(text <eos>)}``, one factor per token, ``<eos>`` included; outputs of probability 0
+    are left out. A prefix that is not listed ends with certainty."""
+    table = _as_table(table)
+    out: dict[str, float] = {}
+    todo = [("", 0.0)]
+    while todo:
+        prefix, log_p = todo.pop()
+        for token, p in table.get(prefix, {"<eos>": 1.0}).items():
+            if p <= 0:
+                continue
+            if token == "<eos>":
+                out[prefix] = log_p + math.log(p)
+            else:
+                todo.append((prefix + token, log_p + math.log(p)))
+    return out
 
 
 def decode_table(table, beam_width: int = SEARCH_WIDTH, include_greedy: bool = False) -> dict[str, tuple[str, float]]:
