@@ -20,6 +20,12 @@ claims       no claim (``details.claim``) clipped: its summary's ``scrollWidth <
              its right edge within the column, and its scrolling container not overflowing.
 math         no stray ``$`` in the visible text outside code after MathJax has run (test_browser.py
              checks that every math element is typeset and no ``$$``, ``\\(``, ``\\[`` is left).
+equations    no display equation wider than the column: its typeset formula (``svg`` or ``mjx-math``) runs past
+             the column or past its container, or a scrolling container holds more than it shows (a
+             formula cut at the column edge).
+labels       no raw label in the visible text outside code: a label the sources define (``(name)=``
+             targets, ``:label:`` options of chapters/ and book/) shown as text, as a reference whose
+             text was not resolved renders it.
 bookkeeping  (rebuilt lessons) no visible code line matches coursekit.lessons.BOOKKEEPING: cell
              inputs that are not removed and not inside a hide-input toggle (solutions included).
 figures      (rebuilt lessons) every PNG figure rendered at >= 75% of its natural width.
@@ -55,11 +61,35 @@ from coursekit.lessons import BOOKKEEPING, evidence_notebooks, rebuilt_lessons  
 VIEWPORT = {"width": 1280, "height": 900}
 MIN_DIAGRAM_FONT_PX = 12
 MIN_FIGURE_SHARE = 0.75
-CHECKS = ("overflow", "answers", "diagrams", "claims", "math")
+CHECKS = ("overflow", "answers", "diagrams", "claims", "math", "equations", "labels")
 LESSON_CHECKS = ("bookkeeping", "figures")
 WHAT = {"overflow": "block(s) wider than the column", "answers": "answer(s) readable before the solution is opened",
         "diagrams": "diagram problem(s)", "claims": "clipped claim(s)", "math": "stray $ in the text",
-        "bookkeeping": "visible bookkeeping line(s)", "figures": "figure(s) shown below 75% of their width"}
+        "bookkeeping": "visible bookkeeping line(s)", "figures": "figure(s) shown below 75% of their width",
+        "equations": "display equation(s) wider than the column", "labels": "raw label(s) in the text"}
+
+
+def source_labels(*folders: Path) -> list[str]:
+    """Every label the sources define: ``(name)=`` targets and ``:label: name`` options (notebooks, .md)."""
+    found = set()
+    for folder in folders:
+        for path in [*folder.glob("*.ipynb"), *folder.glob("*.md")]:
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".ipynb":
+                text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells)
+            found.update(re.findall(r"^\((\w[\w.-]*)\)=\s*$", text, re.M))
+            found.update(re.findall(r"^:label:\s*(\S+)\s*$", text, re.M))
+    return sorted(label for label in found if "-" in label)      # a one-word label could be any word
+
+
+LABELS = source_labels(ROOT / "chapters", ROOT / "book")
+
+
+def label_pattern(labels: list[str]) -> str:
+    """A JavaScript regular expression (source) for any of ``labels`` as a whole word; group 2 is it."""
+    if not labels:
+        return ""
+    return r"(^|[^\w-])(" + "|".join(re.sub(r"([.-])", r"\\\1", label) for label in labels) + r")(?![\w-])"
 
 
 def page_kinds(chapters: Path) -> dict[str, str]:
@@ -137,7 +167,7 @@ _OPEN_SOLUTIONS = """async () => {
   return {count: solutions.length, shut};
 }""".replace("/*VISIBLE*/", _VISIBLE)
 
-_MEASURE = """(bookkeeping) => {
+_MEASURE = """([bookkeeping, labels]) => {
 /*VISIBLE*/
   const column = article.getBoundingClientRect();
   const scroller = el => {
@@ -189,7 +219,32 @@ _MEASURE = """(bookkeeping) => {
     if (!vis(parent)) continue;
     dollars.push(n.nodeValue.slice(Math.max(0, at - 40), at + 40).replace(/\\s+/g, ' '));
   }
-  return {overflow, claims, kept, images, dollars};
+  const equations = [];
+  for (const el of article.querySelectorAll('mjx-container[display="true"]')) {
+    if (!vis(el)) continue;
+    const formula = el.querySelector('mjx-math, svg') || el, r = formula.getBoundingClientRect();
+    const box = el.getBoundingClientRect(), sc = scroller(el);
+    let why = null;
+    if (r.right > column.right + 1) why = `runs ${Math.round(r.right - column.right)} px past the column`;
+    else if (r.width > box.width + 1) why = `${Math.round(r.width)} px of formula in ${Math.round(box.width)} px`;
+    else if (el.scrollWidth > el.clientWidth + 1) why = `${el.scrollWidth} px of formula in ${el.clientWidth} px`;
+    else if (sc && sc.scrollWidth > sc.clientWidth + 1)
+      why = `its scrolling container holds ${sc.scrollWidth} px in ${sc.clientWidth} px`;
+    if (why) equations.push(`${why}: ${(el.getAttribute('aria-label') || snippet(el)).slice(0, 60)}`);
+  }
+  const raw = [];
+  if (labels) {
+    const pattern = new RegExp(labels);
+    const texts = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+    for (let n = texts.nextNode(); n; n = texts.nextNode()) {
+      const parent = n.parentElement;
+      if (!parent || parent.closest('pre, code, kbd, samp, script, style, textarea, mjx-container, .highlight, '
+                                    + '.cell_output')) continue;
+      const hit = n.nodeValue.match(pattern);
+      if (hit && vis(parent)) raw.push(`${hit[2]}: ${n.nodeValue.trim().replace(/\\s+/g, ' ').slice(0, 80)}`);
+    }
+  }
+  return {overflow, claims, kept, images, dollars, equations, raw};
 }""".replace("/*VISIBLE*/", _VISIBLE)
 
 
@@ -257,7 +312,7 @@ def figure_problems(images: list[dict]) -> list[str]:
     return problems
 
 
-def inspect(page, base_url: str, rel: str, shot: str | None = None) -> dict[str, list[str]]:
+def inspect(page, base_url: str, rel: str, shot: str | None = None, labels: list[str] = LABELS) -> dict[str, list[str]]:
     """Open one page and run every check on it; ``shot`` names a screenshot taken with solutions closed."""
     page.goto(base_url + rel, wait_until="load")
     if rel == "index.html":            # a meta-refresh redirect to the first page: check where it lands
@@ -270,7 +325,7 @@ def inspect(page, base_url: str, rel: str, shot: str | None = None) -> dict[str,
     opened = page.evaluate(_OPEN_SOLUTIONS)
     page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
     page.wait_for_timeout(100)
-    m = page.evaluate(_MEASURE, list(BOOKKEEPING))
+    m = page.evaluate(_MEASURE, [list(BOOKKEEPING), label_pattern(labels)])
     return {
         "overflow": m["overflow"],
         "answers": closed["answers"] + [f"solution readable before it is opened: {s}" for s in closed["open"]]
@@ -280,6 +335,8 @@ def inspect(page, base_url: str, rel: str, shot: str | None = None) -> dict[str,
         "math": [f"...{s}..." for s in m["dollars"]],
         "bookkeeping": m["kept"],
         "figures": figure_problems(m["images"]),
+        "equations": m["equations"],
+        "labels": m["raw"],
     }
 
 
@@ -287,8 +344,8 @@ def inspect(page, base_url: str, rel: str, shot: str | None = None) -> dict[str,
 
 
 class _Site:
-    def __init__(self, browser, base_url: str):
-        self.base_url = base_url
+    def __init__(self, browser, base_url: str, labels: list[str] = LABELS):
+        self.base_url, self.labels = base_url, labels
         self.context = browser.new_context(viewport=VIEWPORT)
         self.page = self.context.new_page()
         self.page.set_default_timeout(30_000)
@@ -299,7 +356,7 @@ class _Site:
         if rel not in self.found:
             kind = kinds.get(rel)
             shot = f"{kind}_{Path(rel).stem}" if kind else None
-            self.found[rel] = inspect(self.page, self.base_url, rel, shot)
+            self.found[rel] = inspect(self.page, self.base_url, rel, shot, self.labels)
         return self.found[rel]
 
 
@@ -428,7 +485,9 @@ def _demo_book(root: Path) -> Path:
         _cell("code", "check(answer)", outputs=[_stream("Correct: the answer matches the computation.\n")]))
     bad = _notebook(
         _cell("md", "# 9. Bad\n\nThis costs \\$5 today.\n\n![](../book/diagrams/good.svg)\n\n"
-                    "![A drawing too wide for the column.](../book/diagrams/shrunk.svg)"),
+                    "![A drawing too wide for the column.](../book/diagrams/shrunk.svg)\n\n"
+                    "$$\n" + " + ".join(f"x_{{{i}}} y_{{{i}}}" for i in range(60)) + "\n$$\n\n"
+                    "As ex-bad shows, and as ex-badly does not."),
         _cell("code", "glue('x', 1)\nresult = 1"),
         _cell("code", "show()", outputs=[_html("wide", '<pre style="white-space: pre !important; '
                                                       'overflow-wrap: normal !important; overflow-x: auto">'
@@ -458,7 +517,7 @@ def demo(browser, tmp_path_factory):
     html = _demo_book(root)
     kinds = page_kinds(root / "chapters")
     with serve(html) as url:
-        s = _Site(browser, url)
+        s = _Site(browser, url, labels=source_labels(root / "chapters", root / "book"))
         yield s, kinds
         s.context.close()
 
@@ -488,3 +547,5 @@ def test_the_checks_catch_one_defect_of_each_kind(demo):
     assert len(found["claims"]) == 1 and "a claim cut off" in found["claims"][0]
     assert found["math"] == ["...This costs $5 today...."], found["math"]
     assert len(found["figures"]) == 1 and "of 2000 px" in found["figures"][0]
+    assert len(found["equations"]) == 1 and "x" in found["equations"][0], found["equations"]
+    assert found["labels"] == ["ex-bad: As ex-bad shows, and as ex-badly does not."], found["labels"]

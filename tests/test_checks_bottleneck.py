@@ -26,7 +26,7 @@ def test_last_state_accepts_numpy_and_float64(capsys):
     (lambda hs, l: last_real_state(hs, l)[0], "add the leading axis"),
     (lambda hs, l: hs.mean(1)[None], "average of the states"),
     (lambda hs, l: (hs.sum(1) / l[:, None])[None], "average of the states"),
-    (lambda hs, l: hs[torch.arange(len(l)), (l - 2).clamp(min=0)][None], r"row 0 .* you took hs\[0, 7\]"),
+    (lambda hs, l: hs[torch.arange(len(l)), (l - 2).clamp(min=0)][None], r"row 0 .* you took H\[0, 7\]"),
     (lambda hs, l: hs[torch.arange(len(l)), l][None], "raised IndexError"),
     (lambda hs, l: hs[:, :1], "shape"),
     (lambda hs, l: torch.zeros(1, len(l), hs.shape[-1]), "none of its states"),

@@ -187,7 +187,7 @@ def render_course_map(notebooks: list[Path]) -> str:
         lines += ["| # | Objective | Practised by |", "|---:|---|---|"]
         for i, objective in enumerate(meta["objectives"], start=1):
             serving = [label for label, serves in meta["exercises"].items() if i in serves]
-            refs = ", ".join(f"{{ref}}`{label} <{label}>`" for label in serving) or "(no exercise)"
+            refs = ", ".join(f"{{numref}}`{label}`" for label in serving) or "(no exercise)"
             lines.append(f"| {i} | {_cell(objective)} | {refs} |")
         lines.append("")
     return "\n".join(lines)

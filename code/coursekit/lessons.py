@@ -43,6 +43,14 @@ The page measure (:func:`reading_minutes`)
       link counts its text. Prose inside a gated solution counts, like its code.
       A word is then any whitespace-separated piece holding at least one letter or digit
       (``h_t`` is one word, ``=`` none).
+
+The limits of a lesson (one class session)
+    at most :data:`READING_MINUTES_BUDGET` page-minutes, exercises included; at most
+    :data:`EXERCISES_BUDGET` ``{exercise}`` directives (:func:`exercise_labels`); at most
+    :data:`CLAIM_LINES_BUDGET` checked claims (``expect(`` calls, :func:`claim_lines`), none of them in
+    the exercises section (:func:`claims_in_exercises`); and every cell that calls an exercise check
+    (:func:`check_cells`) carries ``remove-output``, so that the site shows no verdict before the student
+    runs it. What does not fit goes to the evidence page, linked from the lesson.
 """
 
 from __future__ import annotations
@@ -54,10 +62,12 @@ from typing import NamedTuple
 import nbformat
 
 __all__ = ["BOOKKEEPING", "HIDDEN_TAGS", "EVIDENCE_SUFFIX", "WORDS_PER_MINUTE", "CODE_LINES_PER_MINUTE",
-           "READING_MINUTES_BUDGET", "CodeLine", "read", "is_evidence", "evidence_for", "lesson_notebooks",
+           "READING_MINUTES_BUDGET", "EXERCISES_BUDGET", "CLAIM_LINES_BUDGET", "CodeLine", "read", "is_evidence",
+           "evidence_for", "lesson_notebooks",
            "evidence_notebooks", "evidence_of", "rebuilt_lessons", "is_hidden", "is_bookkeeping",
            "visible_code_lines", "prose_text", "prose_words", "reading_minutes", "bookkeeping_lines",
-           "hidden_cell_problems", "hidden_cells_consistent", "toc_sections", "MARKDOWN_IMAGE", "markdown_images"]
+           "hidden_cell_problems", "hidden_cells_consistent", "toc_sections", "MARKDOWN_IMAGE", "markdown_images",
+           "exercise_labels", "claim_lines", "claims_in_exercises", "check_cells"]
 
 BOOKKEEPING = ("glue(", "run_parallel(", "start_parallel(", ".result()", "seed_everything(", "expect(",
                "plt.rcParams", "provenance(", "%matplotlib")
@@ -65,7 +75,9 @@ HIDDEN_TAGS = ("remove-input", "hide-input", "remove-cell")
 EVIDENCE_SUFFIX = "_evidence"
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 10
-READING_MINUTES_BUDGET = 45
+READING_MINUTES_BUDGET = 24
+EXERCISES_BUDGET = 6
+CLAIM_LINES_BUDGET = 8
 
 NotebookLike = nbformat.NotebookNode | str | Path
 
@@ -238,6 +250,53 @@ def reading_minutes(nb: NotebookLike) -> float:
     """The page measure: ``prose_words / 200 + visible_code_lines / 10`` (minutes, not rounded)."""
     nb = read(nb)
     return prose_words(nb) / WORDS_PER_MINUTE + len(visible_code_lines(nb)) / CODE_LINES_PER_MINUTE
+
+
+# ------------------------------------------------------------------ exercises and claims
+
+_EXERCISE = re.compile(r"^```\{exercise\}")
+_EXERCISE_LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
+_CLAIM_CALL = re.compile(r"(?<![\w.])expect\(")
+_CHECK_CALL = re.compile(r"^(?:\w+\.)?check_\w+\(", re.M)
+_H2 = re.compile(r"^##\s+(.*?)\s*$", re.M)
+
+
+def exercise_labels(nb: NotebookLike) -> list[str]:
+    """The label (or, without one, ``"#<cell>"``) of every ``{exercise}`` directive of the notebook."""
+    out = []
+    for i, cell in enumerate(read(nb).cells):
+        if cell.cell_type != "markdown":
+            continue
+        for block in re.split(r"(?m)(?=^```\{exercise\})", cell.source):
+            if _EXERCISE.match(block):
+                label = _EXERCISE_LABEL.search(block)
+                out.append(label.group(1) if label else f"#{i}")
+    return out
+
+
+def claim_lines(nb: NotebookLike) -> list[CodeLine]:
+    """The ``expect(`` calls of the notebook's code cells: each puts one checked-claim line on the page."""
+    return [CodeLine(i, line) for i, cell in enumerate(read(nb).cells) if cell.cell_type == "code"
+            for line in cell.source.splitlines() if _CLAIM_CALL.search(line)]
+
+
+def claims_in_exercises(nb: NotebookLike) -> list[CodeLine]:
+    """The claim lines that sit in a section whose ``##`` heading starts with "Exercises"."""
+    section, out = "", []
+    for i, cell in enumerate(read(nb).cells):
+        if cell.cell_type == "markdown":
+            headings = _H2.findall(cell.source)
+            if headings:
+                section = headings[-1]
+        elif section.lower().startswith("exercises"):
+            out += [CodeLine(i, line) for line in cell.source.splitlines() if _CLAIM_CALL.search(line)]
+    return out
+
+
+def check_cells(nb: NotebookLike) -> list[int]:
+    """The code cells that call an exercise check (a line starting ``check_...(`` or ``module.check_...(``)."""
+    return [i for i, cell in enumerate(read(nb).cells)
+            if cell.cell_type == "code" and _CHECK_CALL.search(cell.source)]
 
 
 # ------------------------------------------------------------------ the table of contents

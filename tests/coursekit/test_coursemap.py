@@ -42,7 +42,7 @@ def test_chapter_is_on_the_course_map(path):
     nb = nbformat.read(path, as_version=4)
     assert f"<../chapters/{path.stem}>" in PAGE.read_text(encoding="utf-8")
     for label in exercise_labels(nb):
-        assert f"{{ref}}`{label} <{label}>`" in PAGE.read_text(encoding="utf-8")
+        assert f"{{numref}}`{label}`" in PAGE.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("path", EVIDENCE, ids=lambda p: p.stem)
@@ -125,8 +125,8 @@ def test_render_and_check_round_trip(tmp_path, capsys):
     text = page.read_text(encoding="utf-8")
     assert "08_plain" not in text
     assert "| {doc}`9. Demo chapter <../chapters/09_demo>` | 90 | 3 | 2 | Chapter 3 |" in text
-    assert "| 1 | compute a softmax by hand | {ref}`ex-demo-a <ex-demo-a>` |" in text
-    assert re.search(r"\| 3 \| mask a key \| \{ref\}`ex-demo-b <ex-demo-b>` \|", text)
+    assert "| 1 | compute a softmax by hand | {numref}`ex-demo-a` |" in text
+    assert re.search(r"\| 3 \| mask a key \| \{numref\}`ex-demo-b` \|", text)
     nb = _chapter(minutes=60)
     nbformat.write(nb, chapters / "09_demo.ipynb")
     assert main([*args, "--check"]) == 1                        # the notebook changed

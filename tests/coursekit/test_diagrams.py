@@ -120,6 +120,16 @@ def test_text_is_text(name, svgs):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_no_private_use_character(name, svgs):
+    """A private-use code point (mathtext's glyph for a script letter, say) has no glyph in a reader's
+    browser and shows as a box: every character of a diagram's text must be a real one."""
+    text = "".join("".join(t.itertext()) for t in _root(svgs[name]).iter(f"{SVG}text"))
+    private = sorted({f"U+{ord(c):04X}" for c in text
+                      if 0xE000 <= ord(c) <= 0xF8FF or 0xF0000 <= ord(c) <= 0x10FFFF})
+    assert not private, f"private-use characters in the text: {private}"
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_opaque_light_card_behind_everything(name, svgs):
     root = _root(svgs[name])
     width, height = _px(root.get("width")), _px(root.get("height"))

@@ -157,6 +157,24 @@ def test_reading_minutes_is_words_over_200_plus_lines_over_10():
     assert reading_minutes(nb) == pytest.approx(400 / 200 + 30 / 10)
 
 
+def test_exercises_claims_and_check_cells_are_found():
+    v4 = nbformat.v4
+    nb = v4.new_notebook(cells=[
+        v4.new_markdown_cell("## 1.1 Idea"),
+        v4.new_code_cell("expect('a claim', True)\nx = 1"),
+        v4.new_code_cell("unexpected(3)\nsomething.expect(2)"),
+        v4.new_markdown_cell("## Exercises\n\n```{exercise}\n:label: ex-one\nDo it.\n```\n\n"
+                             "```{exercise}\nAgain.\n```"),
+        v4.new_code_cell("from m import checks\nchecks.check_one(x)"),
+        v4.new_code_cell("check_two(x)\nexpect('inside', True)"),
+        v4.new_code_cell("recheck_three(x)"),
+    ])
+    assert lessons.exercise_labels(nb) == ["ex-one", "#3"]
+    assert [c for c, _ in lessons.claim_lines(nb)] == [1, 5]
+    assert [c for c, _ in lessons.claims_in_exercises(nb)] == [5]
+    assert lessons.check_cells(nb) == [4, 5]
+
+
 # ------------------------------------------------------------------ the real chapters
 
 ALL = sorted(CHAPTERS.glob("*.ipynb"))
@@ -182,11 +200,38 @@ def test_rebuilt_lesson_shows_no_bookkeeping(path):
 
 
 @pytest.mark.parametrize("path", REBUILT, ids=lambda p: p.stem)
-def test_rebuilt_lesson_reads_in_45_minutes(path):
+def test_rebuilt_lesson_reads_within_its_budget(path):
     minutes = reading_minutes(path)
     assert minutes <= lessons.READING_MINUTES_BUDGET, (
         f"{path.name}: {minutes:.1f} reading minutes ({prose_words(path)} prose words, "
         f"{len(visible_code_lines(path))} visible code lines), more than {lessons.READING_MINUTES_BUDGET}")
+
+
+@pytest.mark.parametrize("path", REBUILT, ids=lambda p: p.stem)
+def test_rebuilt_lesson_has_at_most_six_exercises(path):
+    found = lessons.exercise_labels(path)
+    assert len(found) <= lessons.EXERCISES_BUDGET, (
+        f"{path.name}: {len(found)} exercises ({', '.join(found)}), more than {lessons.EXERCISES_BUDGET}; "
+        "move the others to the evidence page")
+
+
+@pytest.mark.parametrize("path", REBUILT, ids=lambda p: p.stem)
+def test_rebuilt_lesson_checks_at_most_eight_claims_none_in_its_exercises(path):
+    found = lessons.claim_lines(path)
+    assert len(found) <= lessons.CLAIM_LINES_BUDGET, (
+        f"{path.name}: {len(found)} claim lines, more than {lessons.CLAIM_LINES_BUDGET}: "
+        + "; ".join(f"cell {c}: {t.strip()[:50]}" for c, t in found))
+    inside = lessons.claims_in_exercises(path)
+    assert not inside, f"{path.name}: claim lines in the exercises: " + "; ".join(
+        f"cell {c}: {t.strip()[:50]}" for c, t in inside)
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
+def test_no_check_verdict_is_shown_before_the_student_runs_it(path):
+    nb = nbformat.read(path, as_version=4)
+    shown = [i for i in lessons.check_cells(nb) if "remove-output" not in nb.cells[i].metadata.get("tags", [])]
+    assert not shown, f"{path.name}: check cells {shown} show their stored verdict on the site; tag them " \
+                      "remove-output"
 
 
 @pytest.mark.parametrize("path", REBUILT, ids=lambda p: p.stem)

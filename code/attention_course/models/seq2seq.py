@@ -82,6 +82,19 @@ class Encoder(nn.Module):
             state = tuple(map(merge, state)) if isinstance(state, tuple) else merge(state)
         return hs, state
 
+    def cell(self) -> nn.RNNCellBase:
+        """The recurrence as a cell that takes one step, ``cell(x_t, h_{t-1}) -> h_t``, with the same
+        weights (a copy): ``nn.GRUCell``, ``nn.LSTMCell`` or ``nn.RNNCell``. For a left-to-right
+        encoder only; stepping it over a row's embedded tokens gives that row's states."""
+        if self.rnn.bidirectional:
+            raise ValueError("a bidirectional encoder is two recurrences; it has no single cell")
+        kind = {nn.GRU: nn.GRUCell, nn.LSTM: nn.LSTMCell, nn.RNN: nn.RNNCell}[type(self.rnn)]
+        options = {"nonlinearity": self.rnn.nonlinearity} if kind is nn.RNNCell else {}
+        cell = kind(self.rnn.input_size, self.rnn.hidden_size, **options)
+        # torch's layers name their weights weight_ih_l0 ...; its cells, weight_ih ...
+        cell.load_state_dict({k.removesuffix("_l0"): v for k, v in self.rnn.state_dict().items()})
+        return cell
+
 
 class Decoder(nn.Module):
     """Embedding + RNN + linear read-out. ``forward(tgt_in (B, T), state)`` returns logits

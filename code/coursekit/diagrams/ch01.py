@@ -127,7 +127,8 @@ def gradient_path():
 
     # backward: from the loss, right to left, each cell multiplies the gradient by its Jacobian
     by = 282
-    text(ax, W / 2, by - 30, "going back to $x_1$, the gradient is multiplied by $n - 1$ Jacobians",
+    text(ax, W / 2, by - 30,
+         r"back to $x_1$: $n - 1$ Jacobians $\partial h_t / \partial h_{t-1}$, then $\partial h_1 / \partial x_1$",
          color=s.dark(grad))
     for x in mids:
         ax.add_patch(Circle((x, by), 4, facecolor=grad, edgecolor="none", clip_on=False))
@@ -176,8 +177,9 @@ ALT = {
         "token it wrote."),
     "ch01_gradient_path": (
         "An unrolled recurrence: cells read x1 to xn and pass states h1 to hn on to the loss L. Going back from L "
-        "to x1, each cell multiplies the gradient by its Jacobian, the derivative of its state with respect to the "
-        "one before, so x1 gets a product of n - 1 such factors, whose size shrinks step by step for a recurrent "
+        "to x1, the gradient is multiplied by n - 1 Jacobians, each the derivative of a state with respect to the "
+        "one before, and last by the derivative of h1 with respect to x1; its size shrinks step by step for a "
+        "recurrent "
         "gain gamma below 1 (vanishing) and grows for gamma above 1 (exploding); a GRU's gate adds a bypass over "
         "each cell, through which the gradient passes multiplied by about the identity, and clipping rescales the "
         "total gradient g to g times min(1, kappa / norm of g) just before the weight update."),

@@ -72,23 +72,37 @@ def two_decoders():
     left, right = 100, 400                 # the two columns' boxes start here
 
     # Bahdanau: the previous state asks; the context goes into the cell; readout on [q_t; c_t; y_{t-1}]
+    dec = s.dark(s.DECODER)
+    cx = left + bw / 2
     _column(ax, left - 50, bw + 100, "Bahdanau et al.", "the previous state asks")
-    text(ax, left + bw / 2, 76, "$q_{t-1}$", color=s.dark(s.DECODER))
-    arrow(ax, (left + bw / 2, 88), (left + bw / 2, 100))
+    text(ax, cx, 76, "$q_{t-1}$", color=dec)
+    arrow(ax, (cx, 88), (cx, 100))
     box(ax, left, 100, bw, bh, "attend over $H$", color=s.WEIGHT)
-    arrow(ax, (left + bw / 2, 100 + bh), (left + bw / 2, 200))
-    text(ax, left + bw / 2 + 8, 172, "$c_t$", ha="left")
+    arrow(ax, (cx, 100 + bh), (cx, 200))
+    text(ax, cx + 8, 182, "$c_t$", ha="left")
     box(ax, left, 200, bw, bh, "GRU cell", color=s.DECODER)
-    text(ax, left - 62, 222, "$y_{t-1}$", ha="left")
-    arrow(ax, (left - 26, 222), (left, 222))
-    arrow(ax, (left + bw / 2, 200 + bh), (left + bw / 2, 300))
-    text(ax, left + bw / 2 + 8, 272, "$q_t$", ha="left", color=s.dark(s.DECODER))
+    # q_{t-1} is also the state the cell updates: round the attention, into the cell's left side
+    qx = left - 22
+    ax.plot([cx - 18, qx, qx], [76, 76, 212], color=dec, lw=1.3, solid_joinstyle="miter")
+    arrow(ax, (qx, 212), (left, 212), color=dec, lw=1.3, head=8)
+    # y_{t-1} into the cell, and on to the readout
+    yx = left - 76
+    text(ax, yx + 14, 216, "$y_{t-1}$")
+    arrow(ax, (yx, 234), (left, 234))
+    ax.plot([yx, yx, left - 21], [234, 330, 330], color=s.INK, lw=1.3, solid_joinstyle="miter")
+    arrow(ax, (left - 40, 330), (left - 20, 330), head=8)
+    # c_t on to the readout too, round the cell's right side
+    kx = left + bw + 34
+    ax.plot([cx, kx, kx], [160, 160, 330], color=s.INK, lw=1.3, solid_joinstyle="miter")
+    arrow(ax, (kx, 330), (left + bw + 20, 330), head=8)
+    arrow(ax, (cx, 200 + bh), (cx, 300))
+    text(ax, cx + 8, 272, "$q_t$", ha="left", color=dec)
     box(ax, left - 20, 300, bw + 40, bh + 16)
-    text(ax, left + bw / 2, 318, "readout: affine map of")
-    text(ax, left + bw / 2, 342, "$[q_t;\\ c_t;\\ y_{t-1}]$")
-    arrow(ax, (left + bw / 2, 360), (left + bw / 2, 396))
-    text(ax, left + bw / 2, 412, "scores of the next token")
-    text(ax, left + bw / 2, 444, "(the paper: a maxout layer)", color=s.MUTED)
+    text(ax, cx, 318, "readout: affine map of")
+    text(ax, cx, 342, "$[q_t;\\ c_t;\\ y_{t-1}]$")
+    arrow(ax, (cx, 360), (cx, 396))
+    text(ax, cx, 412, "scores of the next token")
+    text(ax, cx, 444, "(the paper: a maxout layer)", color=s.MUTED)
 
     # Luong: the cell runs first; the current state asks; attentional layer, then the output layer
     _column(ax, right - 50, bw + 100, "Luong et al.", "the current state asks")
@@ -102,9 +116,9 @@ def two_decoders():
     text(ax, right + bw / 2 + 8, 272, "$c_t$", ha="left")
     box(ax, right - 20, 300, bw + 40, bh + 16)
     text(ax, right + bw / 2, 318, "attentional layer")
-    text(ax, right + bw / 2, 342, r"$\tilde h_t = \tanh(W_c\,[c_t;\ q_t])$")
+    text(ax, right + bw / 2, 342, r"$\tilde q_t = \tanh(W_c\,[c_t;\ q_t])$")
     arrow(ax, (right + bw / 2, 360), (right + bw / 2, 396))
-    text(ax, right + bw / 2, 412, r"scores of the next token: $W_s \tilde h_t$")
+    text(ax, right + bw / 2, 412, r"scores of the next token: $W_s \tilde q_t$")
     text(ax, right + bw / 2, 444, "(the layer reads $c_t$ and $q_t$)", color=s.MUTED)
     skip = s.dark(s.DECODER)               # q_t also goes round the attention into the attentional layer
     xs = right + bw + 30
@@ -163,8 +177,9 @@ ALT = {
         "context c_t, one 1 × d vector, which goes to the decoder (step 3)."),
     "ch02_two_decoders": (
         "Two decoders, one output step each; left, Bahdanau's: the previous decoder state q_{t-1} attends over H, "
-        "the context c_t enters the GRU cell together with the previous output y_{t-1}, which gives q_t, and the "
-        "readout is an affine map of q_t, c_t and y_{t-1} (a maxout layer in the paper). Right, Luong's: the RNN "
+        "and the GRU cell updates q_{t-1} with the context c_t and the previous output y_{t-1}, giving q_t; the "
+        "readout, an affine map (a maxout layer in the paper), reads q_t, c_t and y_{t-1}, one arrow each. "
+        "Right, Luong's: the RNN "
         "cell runs first on q_{t-1} and y_{t-1}, giving q_t, which then attends over H; the context and q_t form "
         "the attentional state, tanh of W_c times c_t and q_t joined, and the output layer W_s reads it."),
     "ch02_bidirectional": (

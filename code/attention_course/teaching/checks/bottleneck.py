@@ -116,7 +116,7 @@ def _handover_case():
 
 
 def check_last_state(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
-    """``fn(hs (B, S, H), lengths (B,)) -> (1, B, H)``: out of the encoder's states, the one vector the
+    """``fn(H (B, S, d), lengths (B,)) -> (1, B, d)``: out of the encoder's states, the one vector the
     plain decoder of :class:`Seq2Seq` starts from. The check runs the answer on the package's model."""
     model, src, lengths, hs, want = _handover_case()
     B, S, H = hs.shape
@@ -140,11 +140,11 @@ def check_last_state(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -
         return
     short = [b for b in range(B) if lengths[b] < S]
     if torch.allclose(got, hs[:, 0].double()[None], atol=1e-6):
-        raise CheckFailed("you passed hs[:, 0], the state after the FIRST token: a decoder started from it has seen "
+        raise CheckFailed("you passed H[:, 0], the state after the FIRST token: a decoder started from it has seen "
                           "one digit of the source. The plain decoder starts where the encoder stopped reading")
     if torch.allclose(got, hs[:, -1].double()[None], atol=1e-6):
-        raise CheckFailed(f"hs[:, -1] is the last POSITION of the padded batch; for the rows shorter than {S} "
-                          f"(rows {short}) it is padding, where hs is zero (packing keeps padding out of the "
+        raise CheckFailed(f"H[:, -1] is the last POSITION of the padded batch; for the rows shorter than {S} "
+                          f"(rows {short}) it is padding, where H is zero (packing keeps padding out of the "
                           f"states), so their decoders would start from zeros. Take each row's last real token")
     if torch.allclose(got, hs.double().sum(1)[None] / lengths.double()[None, :, None], atol=1e-6) or \
             torch.allclose(got, hs.double().mean(1)[None], atol=1e-6):
@@ -154,6 +154,6 @@ def check_last_state(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -
         if torch.allclose(got[0, b], want64[0, b], atol=1e-6):
             continue
         took = [t for t in range(S) if torch.allclose(got[0, b], hs[b, t].double(), atol=1e-6)]
-        where = f"you took hs[{b}, {took[0]}]" if took else "your vector is none of its states"
+        where = f"you took H[{b}, {took[0]}]" if took else "your vector is none of its states"
         raise CheckFailed(f"row {b} has {int(lengths[b])} real tokens and {where}; its last real token is at index "
                           f"lengths[{b}] - 1 = {int(lengths[b]) - 1}")
