@@ -98,6 +98,13 @@ from attention_course.tokens import EOS, PAD
 from attention_course.train.seq2seq import accuracy
 from test_checks_attention_rnn import later_rule, reference_additive
 from test_checks_beyond import reference_horizon, reference_offset_scores, reference_pool, reference_soft_max
+
+
+def _pool_scores(Z, S, lengths, fill, scale=None):
+    """Attention pooling's masked scores, (B, k, n): the seeds S (k, d) against each set's rows of Z."""
+    scores = S @ Z.transpose(1, 2) / (Z.shape[-1] ** 0.5 if scale is None else scale)
+    real = torch.arange(Z.shape[1])[None, None, :] < lengths[:, None, None]
+    return scores.masked_fill(~real, fill)
 from test_checks_bottleneck import last_real_state
 from test_checks_cca import _correlation_score, _product, reference_angles, reference_cca, reference_pmi
 from test_checks_explanation import reference_jsd, reference_one_token, reference_precision
@@ -263,9 +270,8 @@ FUNCTION_CHECKS = {
                      r"query - offset instead of query \+ offset"),
         "alpha ignored": (lambda q, k, o, a: reference_offset_scores(q, k, o, 0.7), "do not change with alpha")}),
     "attention_pool": (check_attention_pool, reference_pool, {
-        "softmax over the seeds": (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2) / Z.shape[-1] ** 0.5, 1) @ Z,
-                                   "over the seeds"),
-        "no scale": (lambda Z, S: torch.softmax(S @ Z.transpose(1, 2), -1) @ Z, "sqrt")}),
+        "softmax over the seeds": (lambda Z, S, n: _pool_scores(Z, S, n, -1e9).softmax(1) @ Z, "over the seeds"),
+        "no scale": (lambda Z, S, n: _pool_scores(Z, S, n, float("-inf"), scale=1.0).softmax(-1) @ Z, "sqrt")}),
     "horizon_queries": (check_horizon_queries, reference_horizon, {
         "events ignored": (lambda hq, u, ev, mem: reference_horizon(hq, u, 0 * ev, mem), "ignore the scheduled events"),
         "context wrong": (lambda hq, u, ev, mem: (2 * reference_horizon(hq, u, ev, mem)[0],

@@ -68,31 +68,31 @@ def _report(**rows):
             "book_build_seconds": 30.0, "metrics": {}}
 
 
-def _row(seconds, kind="lesson", minutes=30.0, mib=500.0):
+def _row(seconds, kind="lesson", minutes=20.0, mib=500.0):
     return {"seconds": seconds, "peak_rss_mib": mib, "kind": kind, "reading_minutes": minutes}
 
 
 def test_targets_are_the_issues():
     assert _bench().TARGETS == {"lesson_seconds": 60.0, "evidence_seconds": 240.0, "notebooks_seconds": 900.0,
-                                "reading_minutes": 45.0, "peak_rss_mib": 2048.0, "book_build_seconds": 60.0}
+                                "reading_minutes": 24.0, "peak_rss_mib": 2048.0, "book_build_seconds": 60.0}
 
 
 def test_within_targets_nothing_is_flagged():
     bench = _bench()
-    report = _report(a=_row(60.0, minutes=45.0), a_evidence=_row(240.0, "evidence", minutes=80.0))
+    report = _report(a=_row(60.0, minutes=24.0), a_evidence=_row(240.0, "evidence", minutes=80.0))
     assert bench.over_targets(report) == []
     assert "OVER" not in bench.table(report)
 
 
 def test_each_target_flags_what_is_over_it():
     bench = _bench()
-    report = _report(slow=_row(61.0), long=_row(10.0, minutes=45.1), heavy=_row(10.0, mib=3000.0),
+    report = _report(slow=_row(61.0), long=_row(10.0, minutes=24.1), heavy=_row(10.0, mib=3000.0),
                      slow_evidence=_row(241.0, "evidence", minutes=90.0), ok_evidence=_row(200.0, "evidence"),
                      many=_row(59.0), more=_row(240.0, "evidence"), most=_row(239.0, "evidence"))
     report["book_build_seconds"] = 75.0
     assert bench.over_targets(report) == [
         "slow: runs 61.0 s, over the 60 s of a lesson",
-        "long: reads in 45.1 min, over the 45 of a lesson",
+        "long: reads in 24.1 min, over the 24 of a lesson",
         "heavy: peak 3000 MiB, over 2048",
         "slow_evidence: runs 241.0 s, over the 240 s of an evidence notebook",
         "all notebooks: 1060.0 s, over 900 s",
