@@ -98,13 +98,6 @@ from attention_course.tokens import EOS, PAD
 from attention_course.train.seq2seq import accuracy
 from test_checks_attention_rnn import later_rule, reference_additive
 from test_checks_beyond import reference_horizon, reference_offset_scores, reference_pool, reference_soft_max
-
-
-def _pool_scores(Z, S, lengths, fill, scale=None):
-    """Attention pooling's masked scores, (B, k, n): the seeds S (k, d) against each set's rows of Z."""
-    scores = S @ Z.transpose(1, 2) / (Z.shape[-1] ** 0.5 if scale is None else scale)
-    real = torch.arange(Z.shape[1])[None, None, :] < lengths[:, None, None]
-    return scores.masked_fill(~real, fill)
 from test_checks_bottleneck import last_real_state
 from test_checks_cca import _correlation_score, _product, reference_angles, reference_cca, reference_pmi
 from test_checks_explanation import reference_jsd, reference_one_token, reference_precision
@@ -115,6 +108,13 @@ from test_checks_self_attention import (
     reference_row_case,
     reference_top_weight,
 )
+
+
+def _pool_scores(Z, S, lengths, fill, scale=None):
+    """Attention pooling's masked scores, (B, k, n): the seeds S (k, d) against each set's rows of Z."""
+    scores = S @ Z.transpose(1, 2) / (Z.shape[-1] ** 0.5 if scale is None else scale)
+    real = torch.arange(Z.shape[1])[None, None, :] < lengths[:, None, None]
+    return scores.masked_fill(~real, fill)
 
 # --- the four forms of an answer -----------------------------------------------------------------
 
