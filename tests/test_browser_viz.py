@@ -150,7 +150,7 @@ def _exercise(page, k: int, where: str) -> None:
     queries.nth(0).hover()
     s1 = _state(page, k)
     assert _shown(s1["k"]) and not _shown(s1["q"]), f"{where}: hovering query 0 shows no key weights: {s1}"
-    assert s1["readout"] != s0["readout"] and s1["readout"].startswith(("query", "Layer", "Head", "layer")), \
+    assert s1["readout"] != s0["readout"] and s1["readout"].startswith(("query", "Layer", "Head", "layer", "head")), \
         f"{where}: read-out did not change on hover: {s1['readout']!r}"
     assert s1["opacity"] != s0["opacity"], f"{where}: links did not change on hover"
     n_queries = queries.count()     # one query only: a learned query (chapter 4's reader); its menus must change it
