@@ -97,7 +97,14 @@ from attention_course.teaching.debugging import (
 from attention_course.tokens import EOS, PAD
 from attention_course.train.seq2seq import accuracy
 from test_checks_attention_rnn import later_rule, reference_additive
-from test_checks_beyond import reference_horizon, reference_offset_scores, reference_pool, reference_soft_max
+from test_checks_beyond import (
+    _real,
+    _scores,
+    reference_horizon,
+    reference_offset_scores,
+    reference_pool,
+    reference_soft_max,
+)
 from test_checks_bottleneck import last_real_state
 from test_checks_cca import _correlation_score, _product, reference_angles, reference_cca, reference_pmi
 from test_checks_explanation import reference_jsd, reference_one_token, reference_precision
@@ -108,13 +115,6 @@ from test_checks_self_attention import (
     reference_row_case,
     reference_top_weight,
 )
-
-
-def _pool_scores(Z, S, lengths, fill, scale=None):
-    """Attention pooling's masked scores, (B, k, n): the seeds S (k, d) against each set's rows of Z."""
-    scores = S @ Z.transpose(1, 2) / (Z.shape[-1] ** 0.5 if scale is None else scale)
-    real = torch.arange(Z.shape[1])[None, None, :] < lengths[:, None, None]
-    return scores.masked_fill(~real, fill)
 
 # --- the four forms of an answer -----------------------------------------------------------------
 
@@ -270,8 +270,10 @@ FUNCTION_CHECKS = {
                      r"query - offset instead of query \+ offset"),
         "alpha ignored": (lambda q, k, o, a: reference_offset_scores(q, k, o, 0.7), "do not change with alpha")}),
     "attention_pool": (check_attention_pool, reference_pool, {
-        "softmax over the seeds": (lambda Z, S, n: _pool_scores(Z, S, n, -1e9).softmax(1) @ Z, "over the seeds"),
-        "no scale": (lambda Z, S, n: _pool_scores(Z, S, n, float("-inf"), scale=1.0).softmax(-1) @ Z, "sqrt")}),
+        "softmax over the seeds": (lambda Z, S, n: _scores(Z, S).masked_fill(~_real(Z, n), -1e9).softmax(1) @ Z,
+                                   "over the seeds"),
+        "no scale": (lambda Z, S, n: (S @ Z.transpose(1, 2)).masked_fill(~_real(Z, n), float("-inf")).softmax(-1)
+                     @ Z, "sqrt")}),
     "horizon_queries": (check_horizon_queries, reference_horizon, {
         "events ignored": (lambda hq, u, ev, mem: reference_horizon(hq, u, 0 * ev, mem), "ignore the scheduled events"),
         "context wrong": (lambda hq, u, ev, mem: (2 * reference_horizon(hq, u, ev, mem)[0],

@@ -244,22 +244,23 @@ def _made_up_tables() -> list[tuple[str, dict, dict, list, list]]:
              [0.3, 0.25, 0.28, 0.31, 0.2, 0.7, 0.3, 0.29, 0.33, 0.27], [0.693] * 5)]
 
 
-def _as_verdicts(answer) -> dict:
-    """A dict {statement: True or False}; numpy and torch booleans are accepted as True or False."""
+def _as_verdicts(answer, verb: str = "decide", noun: str = "verdict", array_booleans: bool = True) -> dict:
+    """A dict {statement: True or False}, every statement named once; with ``array_booleans``, numpy and
+    torch booleans are accepted as True or False (a function's answer is often computed with them)."""
     if not isinstance(answer, dict):
         raise CheckFailed(f"expected a dict {{statement name: True or False}}, got {type(answer).__name__}")
     missing = [k for k in COUNTER_TEST_STATEMENTS if k not in answer]
     unknown = [k for k in answer if k not in COUNTER_TEST_STATEMENTS]
     if missing or unknown:
-        raise CheckFailed(f"decide every statement, by its name: missing {missing}, unknown {unknown}")
+        raise CheckFailed(f"{verb} every statement, by its name: missing {missing}, unknown {unknown}")
     out = {}
     for name, value in answer.items():
-        if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
+        if array_booleans and isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
             value = bool(value)
-        elif type(value).__name__ == "bool_":                     # numpy's boolean
+        elif array_booleans and type(value).__name__ == "bool_":     # numpy's boolean
             value = bool(value)
         if value is not True and value is not False:
-            raise CheckFailed(f"the verdict for '{name}' must be True or False, got {value!r}")
+            raise CheckFailed(f"the {noun} for '{name}' must be True or False, got {value!r}")
         out[name] = value
     return out
 
@@ -287,15 +288,7 @@ def check_counter_tests(predictions, acc: dict, diagnostic: dict, pair_medians, 
     if callable(predictions):
         _check_verdict_function(predictions, acc, diagnostic, pair_medians, adversary_medians)
         return
-    if not isinstance(predictions, dict):
-        raise CheckFailed(f"expected a dict {{statement name: True or False}}, got {type(predictions).__name__}")
-    missing = [k for k in COUNTER_TEST_STATEMENTS if k not in predictions]
-    unknown = [k for k in predictions if k not in COUNTER_TEST_STATEMENTS]
-    if missing or unknown:
-        raise CheckFailed(f"predict every statement, by its name: missing {missing}, unknown {unknown}")
-    for name, value in predictions.items():
-        if value is not True and value is not False:
-            raise CheckFailed(f"the prediction for '{name}' must be True or False, got {value!r}")
+    predictions = _as_verdicts(predictions, "predict", "prediction", array_booleans=False)
     verdicts = counter_test_verdicts(acc, diagnostic, pair_medians, adversary_medians)
     wrong = [name for name, (holds, _, _) in verdicts.items() if predictions[name] != holds]
     if wrong:
