@@ -25,7 +25,7 @@ export JUPYTER_PLATFORM_DIRS := 1
 
 JB_FLAGS := -n -W --keep-going --all --builder html
 
-.PHONY: help book test lint unit platforms notebooks nbval nbval-robust nbval-shift2 build-book browser execute bench student slides coursemap diagrams lab clean distclean
+.PHONY: help book test lint unit platforms notebooks nbval nbval-robust nbval-shift2 build-book browser execute bench student slides coursemap diagrams translations lab lab-ko clean distclean
 
 help:
 	@echo "make book       build the website into $(BUILD)/html (creates $(VENV) on first use)"
@@ -33,6 +33,8 @@ help:
 	@echo "make nbval-robust    validate the notebooks on a second numeric path at seed shift 1 (part of make test)"
 	@echo "make platforms  check that the lock resolves for the Pythons and platforms of book/platforms.md"
 	@echo "make lab        open the chapters in JupyterLab (from $(VENV), on 127.0.0.1)"
+	@echo "make lab-ko     open the Korean chapters (made from the catalogs) in JupyterLab"
+	@echo "make translations  update the Korean catalogs after an English edit; list what needs a translator"
 	@echo "make execute    re-run every chapters/*.ipynb in place (for authors)"
 	@echo "make bench      time the heavy steps; writes $(BUILD)/bench.json"
 	@echo "make student    write the student edition (solutions removed) into $(BUILD)/student"
@@ -49,24 +51,39 @@ $(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.tom
 	touch $@
 
 book: build-book
-	@echo "Website: $(BUILD)/html/index.html"
+	@echo "Website: $(BUILD)/html/index.html (Korean: $(BUILD)/html/ko/index.html)"
 
 # Build the website with Jupyter Book; any warning (a broken reference, a missing citation) fails it.
 # The notebooks are not executed here: the site shows their stored outputs, which nbval has checked.
+# The Korean site is built the same way from the Korean source tree coursekit.i18n makes in _build/ko out
+# of the same notebooks and the catalogs in book/locales/ko (it fails if a translated page's message
+# cannot be placed), and goes into _build/html/ko.
+KO := $(BUILD)/ko
 build-book: $(STAMP)
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 	test -f $(BUILD)/html/index.html
+	$(BIN)/python -m coursekit.i18n build --language ko --out $(KO)
+	$(BIN)/jupyter-book build $(KO) $(JB_FLAGS)
+	rm -rf $(BUILD)/html/ko && cp -r $(KO)/_build/html $(BUILD)/html/ko
+	test -f $(BUILD)/html/ko/index.html
+
+# After an English edit: extract the English (Sphinx's gettext builder), merge it into the catalogs
+# (sphinx-intl; a changed sentence comes back fuzzy) and list what needs a translator.
+translations: $(STAMP)
+	$(BIN)/python -m coursekit.i18n update --language ko
 
 # make test records how long each of its steps took (make bench reports them).
 STEP_TIMES := $(BUILD)/test_steps.json
 TIMED := $(BIN)/python -m coursekit.steps --log $(STEP_TIMES) --
 
 # Lint the package, tests, notebooks and Sphinx extensions; the course map and the diagrams must match
-# their sources (book/course_map.md from the chapters' metadata, book/diagrams/*.svg from coursekit.diagrams).
+# their sources (book/course_map.md from the chapters' metadata, book/diagrams/*.svg from coursekit.diagrams),
+# and every page marked translated (book/translations.yml) must have its Korean for every English message.
 lint: $(STAMP)
 	$(BIN)/ruff check code tests chapters book/_ext
 	$(BIN)/python -m coursekit.coursemap --check
 	$(BIN)/python -m coursekit.diagrams --check
+	$(BIN)/python -m coursekit.i18n check --language ko
 
 # The unit and property tests of the package and the book's tooling (the browser tests come last).
 # Spread over both cores (pytest-xdist); a claim that does not hold fails them (COURSE_STRICT_CLAIMS=1).
@@ -152,6 +169,16 @@ $(LAB_OVERRIDES): $(STAMP)
 # A student's run: a claim that does not hold is shown in a box and the notebook goes on (not strict).
 lab: $(STAMP) $(LAB_OVERRIDES)
 	COURSE_STRICT_CLAIMS=0 $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(CURDIR) \
+	  --LabApp.default_url=/lab/tree/chapters --LabApp.news_url=None --LabApp.extension_manager=readonly \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_FLAGS)
+
+# The Korean notebooks: made from the catalogs (markdown translated, code cells the English ones byte for
+# byte, outputs copied) into $(KO)/chapters, opened in JupyterLab; claims a run checks are shown in Korean,
+# and Hangul comes from the course's font (a custom stylesheet in the Korean tree's Jupyter configuration).
+lab-ko: $(STAMP) $(LAB_OVERRIDES)
+	$(BIN)/python -m coursekit.i18n build --language ko --out $(KO)
+	COURSE_STRICT_CLAIMS=0 COURSE_CLAIMS_CATALOG=$(CURDIR)/$(KO)/claims.mo JUPYTER_CONFIG_DIR=$(CURDIR)/$(KO)/.jupyter \
+	  $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(CURDIR)/$(KO) --LabApp.custom_css=True \
 	  --LabApp.default_url=/lab/tree/chapters --LabApp.news_url=None --LabApp.extension_manager=readonly \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_FLAGS)
 

@@ -141,7 +141,8 @@ def content_pages(site: Path = SITE) -> list[str]:
     pages = []
     for path in sorted(site.rglob("*.html")):
         rel = path.relative_to(site).as_posix()
-        if rel.startswith(("_sources/", "_static/", "_images/")) or rel in SKIP_PAGES or _is_redirect(path):
+        parts = rel.split("/")
+        if ({"_sources", "_static", "_images"} & set(parts[:-1]) or parts[-1] in SKIP_PAGES or _is_redirect(path)):
             continue
         pages.append(rel)
     return pages
@@ -152,7 +153,7 @@ def redirect_pages(site: Path = SITE) -> list[str]:
     if not site.is_dir():
         return []
     return [p.relative_to(site).as_posix() for p in sorted(site.rglob("*.html"))
-            if not p.relative_to(site).as_posix().startswith("_") and _is_redirect(p)]
+            if not any(part.startswith("_") for part in p.relative_to(site).parts) and _is_redirect(p)]
 
 
 def screenshot(target, name: str) -> Path:

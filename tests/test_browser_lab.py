@@ -1,11 +1,14 @@
 """`make lab` opens the chapters in a real JupyterLab: start it headless on 127.0.0.1 through the
 Makefile, open Chapter 1 in Chromium, see the notebook render with its prose and stored outputs,
 its bookkeeping cells collapsed as on the site and its diagrams loaded, and let its kernel start;
-then stop the server."""
+then stop the server. `make lab-ko` does the same with the Korean notebooks: chapter 1 in Korean, its
+Hangul drawn with the course's font, its Korean diagrams loaded, and its first code cells run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import secrets
 import signal
 import socket
@@ -34,24 +37,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab():
-    """`make lab` in its own process group; yields (base URL, token), then stops the whole group."""
+@contextlib.contextmanager
+def _serve(target: str):
+    """`make <target>` (lab or lab-ko) in its own process group; yields (base URL, token), then stops the
+    whole group."""
     port, token = free_port(), secrets.token_hex(16)
     flags = f"--no-browser --ServerApp.port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token}"
     SHOTS.mkdir(parents=True, exist_ok=True)
-    log_path = SHOTS.parent / "lab.log"
+    log_path = SHOTS.parent / f"{target}.log"
     log = open(log_path, "w")
-    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_FLAGS={flags}"], cwd=ROOT,
+    proc = subprocess.Popen(["make", "--no-print-directory", target, f"LAB_FLAGS={flags}"], cwd=ROOT,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 180
         while True:
             if proc.poll() is not None:
                 log.flush()
                 tail = log_path.read_text()[-2000:]
-                pytest.fail(f"make lab exited with status {proc.returncode} before serving:\n{tail}", pytrace=False)
+                pytest.fail(f"make {target} exited with status {proc.returncode} before serving:\n{tail}",
+                            pytrace=False)
             try:
                 with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as resp:
                     if resp.status == 200:
@@ -59,7 +64,7 @@ def lab():
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail("JupyterLab did not answer on 127.0.0.1 within 120 s", pytrace=False)
+                pytest.fail(f"make {target}: JupyterLab did not answer on 127.0.0.1 within 180 s", pytrace=False)
             time.sleep(0.5)
         yield base, token
     finally:
@@ -71,6 +76,12 @@ def lab():
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def lab():
+    with _serve("lab") as served:
+        yield served
 
 
 def test_make_lab_serves_only_this_machine(lab):
@@ -154,4 +165,37 @@ def test_a_claim_that_does_not_hold_shows_a_box_and_the_notebook_goes_on(lab):
         assert "/_build/lab-claims/07_attention_explanation_evidence.ipynb" in href
         error = page.query_selector(f"{shown} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
         assert error is None, "the claim raised an error instead of showing the box"
+        page.close()
+
+
+def test_make_lab_ko_opens_chapter_1_in_korean_and_runs_it():
+    """`make lab-ko`: the Korean chapter 1 opens with Hangul from the course's font (no Korean system font
+    is needed), its Korean diagrams loaded and the English code cells; Run All runs it to its first claim,
+    shown in Korean."""
+    with _serve("lab-ko") as (base, token), chromium(sync_playwright) as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        watch = Watch(page, base)
+        page.goto(f"{base}/lab/tree/{CHAPTER}?reset&token={token}")
+        shown = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+        heading = page.wait_for_selector(f"{shown} .jp-Cell h1", timeout=90_000)
+        assert re.search("[\uac00-\ud7a3]", heading.inner_text()), heading.inner_text()
+        page.locator(".jp-StatusBar-Widget", has_text="Idle").first.wait_for(timeout=120_000)
+        family = heading.evaluate("h => getComputedStyle(h).fontFamily")
+        assert "Course Hangul" in family, f"the heading is set in {family}"
+        page.wait_for_function("""() => Array.from(document.fonts)
+            .some(f => f.family.includes('Course Hangul') && f.status === 'loaded')""", timeout=30_000)
+        page.screenshot(path=str(SHOTS / "lab-ko-chapter-01-top.png"))
+        page.wait_for_function("""() => Array.from(document.querySelectorAll("img[src*='ko/ch01_encoder_decoder']"))
+                                          .some(img => img.complete && img.naturalWidth > 0)""", timeout=30_000)
+        try:
+            page.locator(".lm-MenuBar-itemLabel", has_text="Edit").first.click()     # the stored outputs out
+            page.locator(".lm-Menu-itemLabel", has_text="Clear Outputs of All Cells").first.click()
+            page.wait_for_function(f"document.querySelectorAll('{shown} details.claim').length === 0")
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()      # as a student: Run > Run All
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            claim = page.wait_for_selector(f"{shown} .jp-OutputArea-output details.claim summary", timeout=240_000)
+        finally:
+            page.screenshot(path=str(SHOTS / "lab-ko-chapter-01.png"))
+        assert re.search("[\uac00-\ud7a3]", claim.text_content()), claim.text_content()
+        assert not watch.blocked, f"JupyterLab tried to reach the network: {watch.blocked}"
         page.close()

@@ -315,7 +315,7 @@ def figure_problems(images: list[dict]) -> list[str]:
 def inspect(page, base_url: str, rel: str, shot: str | None = None, labels: list[str] = LABELS) -> dict[str, list[str]]:
     """Open one page and run every check on it; ``shot`` names a screenshot taken with solutions closed."""
     page.goto(base_url + rel, wait_until="load")
-    if rel == "index.html":            # a meta-refresh redirect to the first page: check where it lands
+    if rel.split("/")[-1] == "index.html":   # a meta-refresh redirect to the first page: check where it lands
         page.wait_for_url(lambda u: not u.endswith("/index.html") and u != base_url, timeout=15_000)
         page.wait_for_load_state("load")
     page.evaluate(_READY)
@@ -464,7 +464,7 @@ def _demo_book(root: Path) -> Path:
         "      - file: chapters/08_good\n        sections:\n          - file: chapters/08_good_evidence\n"
         "      - file: chapters/09_bad\n        sections:\n          - file: chapters/09_bad_evidence\n",
         encoding="utf-8")
-    for folder in ("book/_ext", "book/_static"):
+    for folder in ("book/_ext", "book/_static", "book/_templates"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copyfile(ROOT / "book/references.bib", root / "book/references.bib")
     (root / "book/intro.md").write_text("# Demo\n\nA small book for the browser checks.\n", encoding="utf-8")

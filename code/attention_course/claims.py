@@ -20,10 +20,16 @@ and ``tests/conftest.py`` set), a claim that does not hold raises :class:`ClaimF
 Everywhere else, a student's own run in JupyterLab for one, it shows a box instead, the claim beside
 what this run measured and a link to the chapter's evidence page, where the spread over seeds is, and
 the notebook runs on: a student on another CPU, or at another seed, is never stopped by a claim.
+
+The Korean notebooks (``make lab-ko``) show their claims in Korean: ``COURSE_CLAIMS_CATALOG`` names a
+gettext catalog (``.mo``, made from the Korean edition's catalogs by ``coursekit.i18n``) in which each
+claim sentence is looked up; a sentence it lacks (one whose numbers differ in this run) stays English.
 """
 
 from __future__ import annotations
 
+import functools
+import gettext
 import html
 import numbers
 import os
@@ -36,6 +42,7 @@ from IPython.display import display
 __all__ = ["Checked", "ClaimFailed", "NotHeld", "expect", "strict"]
 
 STRICT_VARIABLE = "COURSE_STRICT_CLAIMS"
+CATALOG_VARIABLE = "COURSE_CLAIMS_CATALOG"
 
 
 def strict() -> bool:
@@ -44,6 +51,21 @@ def strict() -> bool:
     if raw not in ("", "0", "1"):
         raise ValueError(f"{STRICT_VARIABLE} must be 1 (a failed claim raises) or 0 (it is shown), got {raw!r}")
     return raw == "1"
+
+
+@functools.lru_cache(maxsize=4)
+def _catalog(path: str) -> gettext.NullTranslations:
+    try:
+        with open(path, "rb") as file:
+            return gettext.GNUTranslations(file)
+    except OSError as err:
+        raise ValueError(f"{CATALOG_VARIABLE} names a catalog that cannot be read: {path!r} ({err})") from None
+
+
+def _in_language(claim: str) -> str:
+    """``claim`` in the language of the catalog ``COURSE_CLAIMS_CATALOG`` names, if it has the sentence."""
+    path = os.environ.get(CATALOG_VARIABLE, "").strip()
+    return _catalog(path).gettext(claim) if path else claim
 
 
 def _evidence_page() -> str | None:
@@ -139,6 +161,7 @@ def expect(claim: str, holds, **measured) -> None:
     if not isinstance(holds, (bool, np.bool_)):
         raise TypeError(f"holds must be a bool (the result of the comparison), got {type(holds).__name__}")
     details = ", ".join(f"{name} = {_format(value)}" for name, value in measured.items())
+    claim = _in_language(claim)
     if not holds:
         if strict():
             raise ClaimFailed(f"claim failed: {claim}" + (f" ({details})" if details else ""))

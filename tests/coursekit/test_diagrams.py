@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from coursekit.diagrams import ALT, DIAGRAMS, render, stale, style, write
+from coursekit.diagrams import ALT, DIAGRAMS, render, stale, style, twins, write
 from coursekit.diagrams.__main__ import main
 from coursekit.diagrams.draw import normalise
 from matplotlib.colors import to_rgb
@@ -22,11 +22,18 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "book" / "diagrams"
 SVG = "{http://www.w3.org/2000/svg}"
 NAMES = sorted(DIAGRAMS)
+TWINS = twins("ko")   # the Korean twins (book/translations.yml), each with its catalog
+VARIANTS = NAMES + [f"ko/{name}" for name in sorted(TWINS)]   # every drawing a reader sees
+
+
+def _render(variant: str) -> str:
+    language, _, name = variant.rpartition("/")
+    return render(name, TWINS[name] if language else None)
 
 
 @pytest.fixture(scope="module")
 def svgs() -> dict[str, str]:
-    return {name: render(name) for name in NAMES}
+    return {variant: _render(variant) for variant in VARIANTS}
 
 
 def _root(svg: str) -> ET.Element:
@@ -43,7 +50,7 @@ def _px(value: str) -> float:
 
 def test_every_diagram_is_written(tmp_path):
     written = write(tmp_path)
-    assert sorted(p.name for p in written) == [f"{n}.svg" for n in NAMES]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in written) == sorted(f"{v}.svg" for v in VARIANTS)
     assert all(p.stat().st_size > 0 for p in written)
 
 
@@ -54,9 +61,9 @@ def test_names_carry_their_chapter_prefix(name):
     assert re.fullmatch(r"ch\d\d|authoring", module) and name.startswith(module + "_"), name
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", VARIANTS)
 def test_drawing_is_deterministic(name, svgs):
-    assert render(name) == svgs[name]
+    assert _render(name) == svgs[name]
 
 
 def test_committed_svgs_are_up_to_date():
@@ -91,7 +98,7 @@ def test_normalise_rounds_to_two_decimals():
 
 # ------------------------------------------------------------------ legible at the column width
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", VARIANTS)
 def test_natural_width_at_most_640px_and_unscaled(name, svgs):
     root = _root(svgs[name])
     width, height = _px(root.get("width")), _px(root.get("height"))
@@ -100,7 +107,7 @@ def test_natural_width_at_most_640px_and_unscaled(name, svgs):
         "one SVG unit must be one pixel, so that font sizes are what a reader sees"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", VARIANTS)
 def test_every_font_size_at_least_12px(name, svgs):
     sizes = [float(s) for s in re.findall(r"font-size:\s*([\d.]+)px", svgs[name])]
     sizes += [float(s) for s in re.findall(r"font:[^;\"]*?([\d.]+)px", svgs[name])]
@@ -109,7 +116,7 @@ def test_every_font_size_at_least_12px(name, svgs):
     assert not re.search(r"font-size:\s*[\d.]+(pt|em|%)", svgs[name])
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", VARIANTS)
 def test_text_is_text(name, svgs):
     root = _root(svgs[name])
     texts = list(root.iter(f"{SVG}text"))
@@ -119,7 +126,7 @@ def test_text_is_text(name, svgs):
     assert not re.search(r'id="DejaVu|<use xlink:href="#DejaVu', svgs[name]), "glyphs drawn as paths"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", VARIANTS)
 def test_no_private_use_character(name, svgs):
     """A private-use code point (mathtext's glyph for a script letter, say) has no glyph in a reader's
     browser and shows as a box: every character of a diagram's text must be a real one."""
@@ -129,7 +136,7 @@ def test_no_private_use_character(name, svgs):
     assert not private, f"private-use characters in the text: {private}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", VARIANTS)
 def test_opaque_light_card_behind_everything(name, svgs):
     root = _root(svgs[name])
     width, height = _px(root.get("width")), _px(root.get("height"))

@@ -7,8 +7,11 @@ matrix as a grid of cells, a vector as one row or column of it, with its shape l
 
 from __future__ import annotations
 
+import base64
 import io
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -38,6 +41,21 @@ def canvas(width: float, height: float):
     return fig, ax
 
 
+_TRANSLATORS: list[Callable[[str], str]] = [lambda s: s]
+
+
+@contextmanager
+def translating(translate: Callable[[str], str]) -> Iterator[None]:
+    """Within the block every word :func:`text` draws first goes through ``translate`` (the English in,
+    its translation out): how a diagram's Korean twin is drawn from the same source, and how
+    ``coursekit.diagrams.messages`` collects the words to translate."""
+    _TRANSLATORS.append(translate)
+    try:
+        yield
+    finally:
+        _TRANSLATORS.pop()
+
+
 _MATH_PART = re.compile(r"(\$[^$]+\$)")
 
 
@@ -51,6 +69,7 @@ def text(ax, x, y, s, size=None, color=style.INK, ha="center", va="center", shap
     :data:`style.MATH`, the rest at ``size`` (default :data:`style.TEXT`), on one baseline. ``shape`` (e.g.
     ``"n × d"``, or mathtext such as ``r"$T_q \times d_k$"``) follows as a shape label, in mathtext, muted."""
     size = size or style.TEXT
+    s = _TRANSLATORS[-1](s)
     parts = [(p, style.MATH if p.startswith("$") else size, color, {}) for p in _MATH_PART.split(s) if p]
     if shape:
         parts.append(("  " + _shape_math(shape), style.MATH, style.MUTED, {}))
@@ -124,17 +143,53 @@ _NUMBER = re.compile(r"-?\d+\.\d+")
 _FAMILY = "font-family: " + ", ".join(f"'{f}'" if " " in f else f for f in style.FONT_FAMILY)
 
 
-def to_svg(fig) -> str:
+def to_svg(fig, family: list[str] | None = None) -> str:
     """The figure as SVG text: width and height in px (one unit one pixel), every text in the course's font
-    stack (mathtext glyphs name only DejaVu Sans), no date, no creator."""
+    stack (``family``, default :data:`style.FONT_FAMILY`; mathtext glyphs name only DejaVu Sans), no date,
+    no creator."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, transparent=True)
     svg = buf.getvalue()
     svg = re.sub(r'<svg ([^>]*?)width="([\d.]+)pt" height="([\d.]+)pt"',
                  lambda m: f'<svg {m.group(1)}width="{float(m.group(2)):g}px" height="{float(m.group(3)):g}px"',
                  svg, count=1)
-    svg = re.sub(r"font-family: [^;\"]+", _FAMILY, svg)
+    stack = _FAMILY if family is None else "font-family: " + ", ".join(f"'{f}'" if " " in f else f for f in family)
+    svg = re.sub(r"font-family: [^;\"]+", stack, svg)
     return svg
+
+
+_TEXT_CONTENT = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)
+
+
+def embed_font(svg: str, font_path, family: str, pattern: str) -> str:
+    """``svg`` carrying, as a WOFF font in a data URL, the glyphs of ``font_path`` for every character of
+    its text that matches ``pattern`` (a regular-expression class such as Hangul syllables): an SVG shown
+    through an ``<img>`` can use no font of the page, so a Korean twin brings its own, a few kilobytes,
+    and reads the same offline in a browser with no Korean font. Unchanged if no character matches."""
+    import logging
+
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    logging.getLogger("fontTools.subset").setLevel(logging.ERROR)   # it names each table it drops
+
+    wanted = sorted({ch for content in _TEXT_CONTENT.findall(svg) for ch in re.findall(pattern, content)})
+    if not wanted:
+        return svg
+    font = TTFont(str(font_path), recalcTimestamp=False)
+    options = subset.Options()
+    options.flavor = "woff"
+    options.name_IDs, options.hinting, options.notdef_outline = [1, 2], False, True
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text="".join(wanted))
+    subsetter.subset(font)
+    buf = io.BytesIO()
+    font.flavor = "woff"
+    font.save(buf, reorderTables=True)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    face = (f"<style>@font-face {{ font-family: '{family}'; "
+            f"src: url(data:font/woff;base64,{data}) format('woff'); }}</style>")
+    return re.sub(r"(<svg\b[^>]*>)", lambda m: m.group(1) + "\n" + face, svg, count=1)
 
 
 def normalise(svg: str) -> str:

@@ -1,0 +1,120 @@
+"""The English and Korean editions side by side: each page links to its twin, Hangul renders offline.
+
+* Every page of a language that has a twin in the other (``book/translations.yml``, the one list of
+  translated pages) gets a link to it in the page header (the ``language-twin.html`` template in
+  ``book/_templates``). The English site is ``_build/html/``, the Korean one ``_build/html/ko/``
+  (``make book``; ``coursekit.i18n`` makes the Korean source), so a twin is the same page name one
+  folder down or up.
+* ``{translated-pages}`` lists the pages that exist in another language, with links to both versions
+  (the intro uses it, so the list is never typed twice).
+* NanumGothic (SIL Open Font License, from the pinned ``koreanize-matplotlib`` wheel) is written into
+  ``_static/fonts/`` of every HTML build, as WOFF; ``custom.css`` gives it to Hangul only (``unicode-range``), so a
+  browser without a Korean font shows Hangul, not boxes, and no page fetches a font from a network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import yaml
+from docutils import nodes
+from sphinx.addnodes import pending_xref
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util.docutils import SphinxDirective
+
+SOURCE_LANGUAGE = "en"
+FONTS = ("NanumGothic.ttf", "NanumGothicBold.ttf")
+
+
+def _translations(app: Sphinx) -> dict:
+    path = Path(app.srcdir) / "book" / "translations.yml"
+    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _language(app: Sphinx) -> str:
+    return app.config.language or SOURCE_LANGUAGE
+
+
+def twins(app: Sphinx, pagename: str) -> list[dict]:
+    """The other-language versions of ``pagename``: ``{"lang", "name", "href"}`` each (href relative to the page)."""
+    up = "../" * pagename.count("/")
+    language = _language(app)
+    if language != SOURCE_LANGUAGE:
+        return [{"lang": SOURCE_LANGUAGE, "name": "English", "href": f"../{up}{pagename}.html"}]
+    found = []
+    for lang, entry in _translations(app).items():
+        if pagename in [*(entry.get("translated") or []), *(entry.get("partial") or [])]:
+            found.append({"lang": lang, "name": entry.get("name", lang), "href": f"{up}{lang}/{pagename}.html"})
+    return found
+
+
+def _context(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    context["language_twins"] = twins(app, pagename)
+
+
+class TranslatedPages(SphinxDirective):
+    """A list of the pages that exist in another language: each page's title, linked, and its twins."""
+
+    def run(self) -> list[nodes.Node]:
+        items = nodes.bullet_list()
+        language = _language(self.env.app)
+        for lang, entry in _translations(self.env.app).items():
+            pages = [*(entry.get("translated") or []), *(entry.get("partial") or [])]
+            for docname in pages:
+                paragraph = nodes.paragraph()
+                xref = pending_xref("", refdomain="std", reftype="doc", reftarget=f"/{docname}",
+                                    refexplicit=False, refdoc=self.env.docname)
+                xref += nodes.literal(docname, docname)
+                paragraph += xref
+                up = "../" * self.env.docname.count("/")
+                href = f"{up}{lang}/{docname}.html" if language == SOURCE_LANGUAGE else f"../{up}{docname}.html"
+                label = entry.get("name", lang) if language == SOURCE_LANGUAGE else "English"
+                paragraph += nodes.Text(" · ")
+                paragraph += nodes.reference("", label, refuri=href)
+                if docname in (entry.get("partial") or []):
+                    paragraph += nodes.Text(" (partly)" if language == SOURCE_LANGUAGE else " (일부)")
+                items += nodes.list_item("", paragraph)
+        return [items]
+
+
+def _font_dir() -> Path:
+    spec = importlib.util.find_spec("koreanize_matplotlib")
+    if spec is None or spec.origin is None:
+        raise ExtensionError("language_twins: NanumGothic comes from the 'koreanize-matplotlib' package, which "
+                             "is not installed (make .venv/.installed installs the course's requirements)")
+    return Path(spec.origin).parent / "fonts"
+
+
+def _web_font(source: Path, target: Path) -> None:
+    """``source`` as a WOFF file a browser accepts: NanumGothic carries empty VTT hinting-source tables
+    (``TSI*``), for which Chromium's font sanitizer rejects the whole font."""
+    from fontTools.ttLib import TTFont
+    font = TTFont(str(source), recalcTimestamp=False)
+    for tag in [tag for tag in font.keys() if tag.startswith("TSI")]:
+        del font[tag]
+    font.flavor = "woff"
+    font.save(str(target))
+
+
+def _copy_fonts(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / "fonts"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in FONTS:
+        _web_font(_font_dir() / name, (target / name).with_suffix(".woff"))
+    (target / "NOTICE.txt").write_text(
+        "NanumGothic, copyright (c) NAVER Corporation, licensed under the SIL Open Font License 1.1\n"
+        "(https://openfontlicense.org). Copied from the koreanize-matplotlib wheel by the course's build.\n",
+        encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict:
+    _font_dir()  # fail early, naming the package, if the font is missing
+    # early: the theme drops header templates that render empty, so the twins must be known by then
+    app.connect("html-page-context", _context, priority=100)
+    app.connect("build-finished", _copy_fonts)
+    app.add_directive("translated-pages", TranslatedPages)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
