@@ -37,8 +37,8 @@ help:
 	@echo "make translations  update the Korean catalogs after an English edit; list what needs a translator"
 	@echo "make execute    re-run every chapters/*.ipynb in place (for authors)"
 	@echo "make bench      time the heavy steps; writes $(BUILD)/bench.json"
-	@echo "make student    write the student edition (solutions removed) into $(BUILD)/student"
-	@echo "make slides     build each chapter's slide deck (offline reveal.js, notes on s) in $(BUILD)/slides"
+	@echo "make student    write the student edition (solutions removed) into $(BUILD)/student (Korean: $(BUILD)/student/ko)"
+	@echo "make slides     build each chapter's slide deck (offline reveal.js, notes on s) in $(BUILD)/slides (Korean: $(BUILD)/slides/ko)"
 	@echo "make coursemap  rewrite book/course_map.md from the chapters' metadata"
 	@echo "make diagrams   redraw the diagrams (code/coursekit/diagrams) into book/diagrams/*.svg"
 	@echo "make clean      remove $(BUILD)/ (keeps $(VENV)/); make distclean also removes $(VENV)/"
@@ -146,11 +146,17 @@ bench: $(STAMP)
 	mkdir -p $(BUILD)
 	COURSE_STRICT_CLAIMS=1 $(BIN)/python tests/bench.py
 
+# The Korean student edition comes from the Korean lessons (the tree coursekit.i18n makes in _build/ko).
 student: $(STAMP)
 	$(BIN)/python -m coursekit.student --chapters chapters --out $(BUILD)/student
+	$(BIN)/python -m coursekit.i18n build --language ko --out $(KO)
+	$(BIN)/python -m coursekit.student --chapters $(KO)/chapters --out $(BUILD)/student/ko
 
+# The Korean decks come from the Korean lessons (the tree coursekit.i18n makes in _build/ko).
 slides: $(STAMP)
 	$(BIN)/python -m coursekit.slides --chapters chapters --out $(BUILD)/slides
+	$(BIN)/python -m coursekit.i18n build --language ko --out $(KO)
+	$(BIN)/python -m coursekit.slides --chapters $(KO)/chapters --out $(BUILD)/slides/ko
 
 coursemap: $(STAMP)
 	$(BIN)/python -m coursekit.coursemap --chapters chapters --out book/course_map.md

@@ -1,7 +1,8 @@
-"""Every lesson's slide deck in headless Chromium, slide by slide, with the network cut off.
+"""Every lesson's slide deck, English and Korean, in headless Chromium, slide by slide, with the network cut off.
 
 The decks are built here, from the chapters as they are, into _build/slides/ (the folder
-``make slides`` writes), so the test never looks at stale decks. Each deck is served on
+``make slides`` writes; the Korean decks, from the Korean lessons coursekit.i18n makes, into
+_build/slides/ko/), so the test never looks at stale decks. Each deck is served on
 127.0.0.1 and every request that would leave the machine is aborted. The test steps through
 every slide and fails on:
 
@@ -9,7 +10,9 @@ every slide and fails on:
   1280 x 720 viewport, which reveal.js scales to the window);
 * a missing image: an ``<img>`` that did not load (``naturalWidth`` 0), figures and SVG diagrams alike;
 * a console error, an uncaught exception, a failed or an off-machine request;
-* raw TeX left on a slide (MathJax did not typeset it) or a slide without speaker notes.
+* raw TeX left on a slide (MathJax did not typeset it) or a slide without speaker notes;
+* for a Korean deck: a deck not marked Korean, a title slide without Hangul, or Hangul not drawn with
+  the font the decks ship (a machine without a Korean font would show boxes).
 
 A screenshot of each slide lands in _build/slides/screenshots/<deck>/<n>.png (n from 1).
 """
@@ -17,19 +20,24 @@ A screenshot of each slide lands in _build/slides/screenshots/<deck>/<n>.png (n 
 from __future__ import annotations
 
 import base64
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 from browser_support import ROOT, Watch, require_browser, serve
 
 sync_playwright = require_browser()
 
+from coursekit.i18n import build_tree, translations  # noqa: E402
 from coursekit.lessons import lesson_notebooks  # noqa: E402
 from coursekit.slides import HEIGHT, WIDTH, Slide, _copy_assets, render_deck, write_slides  # noqa: E402
 
 OUT = ROOT / "_build" / "slides"
 SHOTS = OUT / "screenshots"
 CHAPTERS = lesson_notebooks(ROOT / "chapters")           # a deck per lesson; evidence notebooks have none
+KOREAN = [c for c in CHAPTERS if f"chapters/{c.stem}" in translations(ROOT)["translated"]]
+DECKS = [("", c) for c in CHAPTERS] + [("ko/", c) for c in KOREAN]
 
 _MEASURE = """() => {
   const slide = Reveal.getCurrentSlide();
@@ -57,6 +65,10 @@ def served():
 @pytest.fixture(scope="module")
 def decks(served):
     write_slides(ROOT / "chapters", OUT, ROOT / "book" / "references.bib")
+    tree = ROOT / "_build" / "ko"
+    problems = build_tree(ROOT, tree)
+    assert not problems, "\n".join(problems)
+    write_slides(tree / "chapters", OUT / "ko", ROOT / "book" / "references.bib")
     return served
 
 
@@ -101,13 +113,22 @@ def page(browser):
     context.close()
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_every_slide_fits_loads_and_has_notes(chapter, decks, page):
+@pytest.mark.parametrize(("language", "chapter"), DECKS, ids=lambda v: v.stem if isinstance(v, Path) else v or "en")
+def test_every_slide_fits_loads_and_has_notes(language, chapter, decks, page):
     watch = Watch(page, decks)
-    shots = SHOTS / chapter.stem
-    total, problems = step_through(page, decks + f"{chapter.stem}.slides.html", shots)
+    shots = SHOTS / f"{language}{chapter.stem}"
+    total, problems = step_through(page, decks + f"{language}{chapter.stem}.slides.html", shots)
     assert total >= 8, f"{chapter.stem}: only {total} slides; has the chapter lost its slide metadata?"
     assert len(list(shots.glob("*.png"))) == total
+    if language:
+        page.evaluate("Reveal.slide(0)")
+        found = page.evaluate("""async () => { await document.fonts.ready;
+            return {lang: document.documentElement.lang,
+                    title: document.querySelector('.reveal section h1').textContent,
+                    font: Array.from(document.fonts).filter(f => f.family === 'Course Hangul')
+                                                     .map(f => f.status)}; }""")
+        assert found["lang"] == "ko" and re.search("[\uac00-\ud7a3]", found["title"]), found
+        assert "loaded" in found["font"], f"Hangul not drawn with the shipped font: {found['font']}"
     problems += watch.problems()
     assert not problems, "\n".join(problems)
 

@@ -14,10 +14,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import yaml
+from coursekit.fonts import korean_font, write_web_font
 from docutils import nodes
 from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
@@ -25,7 +25,6 @@ from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
 SOURCE_LANGUAGE = "en"
-FONTS = ("NanumGothic.ttf", "NanumGothicBold.ttf")
 
 
 def _translations(app: Sphinx) -> dict:
@@ -79,40 +78,19 @@ class TranslatedPages(SphinxDirective):
         return [items]
 
 
-def _font_dir() -> Path:
-    spec = importlib.util.find_spec("koreanize_matplotlib")
-    if spec is None or spec.origin is None:
-        raise ExtensionError("language_twins: NanumGothic comes from the 'koreanize-matplotlib' package, which "
-                             "is not installed (make .venv/.installed installs the course's requirements)")
-    return Path(spec.origin).parent / "fonts"
-
-
-def _web_font(source: Path, target: Path) -> None:
-    """``source`` as a WOFF file a browser accepts: NanumGothic carries empty VTT hinting-source tables
-    (``TSI*``), for which Chromium's font sanitizer rejects the whole font."""
-    from fontTools.ttLib import TTFont
-    font = TTFont(str(source), recalcTimestamp=False)
-    for tag in [tag for tag in font.keys() if tag.startswith("TSI")]:
-        del font[tag]
-    font.flavor = "woff"
-    font.save(str(target))
-
-
 def _copy_fonts(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     target = Path(app.outdir) / "_static" / "fonts"
-    target.mkdir(parents=True, exist_ok=True)
-    for name in FONTS:
-        _web_font(_font_dir() / name, (target / name).with_suffix(".woff"))
-    (target / "NOTICE.txt").write_text(
-        "NanumGothic, copyright (c) NAVER Corporation, licensed under the SIL Open Font License 1.1\n"
-        "(https://openfontlicense.org). Copied from the koreanize-matplotlib wheel by the course's build.\n",
-        encoding="utf-8")
+    write_web_font(target / "NanumGothic.woff")
+    write_web_font(target / "NanumGothicBold.woff", bold=True)
 
 
 def setup(app: Sphinx) -> dict:
-    _font_dir()  # fail early, naming the package, if the font is missing
+    try:
+        korean_font()   # fail early, naming the package, if the font is missing
+    except ValueError as err:
+        raise ExtensionError(f"language_twins: {err}") from None
     # early: the theme drops header templates that render empty, so the twins must be known by then
     app.connect("html-page-context", _context, priority=100)
     app.connect("build-finished", _copy_fonts)

@@ -2,26 +2,32 @@
 
 One source: the English notebooks and pages. The translations live in gettext catalogs,
 ``book/locales/<language>/LC_MESSAGES/<page>.po``, one per page, and ``book/translations.yml`` says which
-pages, diagrams and site strings are translated. From them this module makes
+pages are translated (or partly: headings, tables and the summary at the top), which diagram modules have
+Korean twins. From them this module makes
 
 * the catalogs' templates (:func:`extract`): Sphinx's gettext builder reads every page (``gettext_compact``
-  off: one ``.pot`` per page), the messages that hold nothing to translate (a lone glue role, a formula,
-  a glossary's term line, a name already in Hangul) are dropped, and three kinds of text Sphinx does not
-  reach are added: the checked-claim lines a notebook prints (its ``✓`` lines, stored in cell outputs), the
-  words drawn in the diagrams (``diagrams/<module>.pot``) and the site's title and part captions
-  (``site.pot``). ``sphinx-intl update`` then merges them into the catalogs (:func:`update`), marking a
-  changed English sentence fuzzy;
-* the Korean source tree (:func:`build_tree`, in ``_build/<language>/``): every page copied, each translated
-  page with its markdown translated message by message, code cells byte for byte the English ones, stored
-  outputs copied (their claim lines translated), diagrams pointing at their Korean twins. The Korean site
-  is built from that tree (``make book``), and its notebooks are the ones ``make lab-ko`` opens. A glue
-  role in a translated paragraph resolves as in the English page: the page's own outputs are there;
-* the checks (:func:`problems`): a page marked translated whose catalog misses, leaves empty or marks fuzzy
-  a message of the current English fails ``make test``, and so does a translated page in which a message
-  cannot be placed.
+  off: one ``.pot`` per page); the messages that hold nothing to translate (a lone glue role, a formula, a
+  number, a glossary's term line) are dropped; and what a reader reads but Sphinx does not reach is added:
+  the cells of a table inside a directive (the lessons' notation boxes), the checked-claim lines a notebook
+  prints (its ``✓`` lines, stored in cell outputs), the words of its slides (cell metadata), the words
+  drawn in the diagrams (``diagrams/<module>.pot``), the site's title and part captions (``site.pot``) and
+  the Makefile's comments the setup page shows (``makefile.pot``). Each message says what kind of block
+  it is, for a partly translated page. ``sphinx-intl update`` merges them into the catalogs
+  (:func:`update`), marking a changed English sentence fuzzy;
+* the Korean source tree (:func:`build_tree`, in ``_build/<language>/``): every page of the table of
+  contents copied, each translated page with its markdown replaced block by block (:func:`translate_text`),
+  code cells byte for byte the English ones, stored outputs copied (claim lines and displayed tables
+  translated), diagrams pointing at their Korean twins, and a note at the top of a page not (fully)
+  translated. The Korean site is built from that tree (``make book``), its notebooks are the ones
+  ``make lab-ko`` opens, ``make slides`` and ``make student`` make the Korean decks and student edition
+  from them. A glue role in a translated paragraph resolves as in the English page: the page's own
+  outputs are there;
+* the checks (:func:`problems`, :func:`markup_problems`, :func:`term_problems`): a page marked translated
+  whose catalog misses, leaves empty or marks fuzzy a message of the current English fails ``make test``,
+  and so does a translated page in which a message cannot be placed.
 
-``python -m coursekit.i18n`` runs these (``make translations``: extract, update and list what needs a
-translator; ``--check`` fails on any problem; ``build`` writes the tree).
+``python -m coursekit.i18n update`` (``make translations``) extracts, merges and lists what needs a
+translator; ``check`` fails on any problem (``make lint``); ``build`` writes the tree.
 """
 
 from __future__ import annotations
@@ -41,8 +47,11 @@ import nbformat
 import polib
 import yaml
 
-__all__ = ["TRANSLATIONS", "LOCALES", "catalog", "catalog_path", "extract", "translate_text", "translations",
-           "problems", "build_tree", "update", "translatable", "claims_of", "CLAIM"]
+from .fonts import FAMILY, font_face, write_web_font
+
+__all__ = ["TRANSLATIONS", "LOCALES", "PARTIAL_KINDS", "catalog", "catalog_path", "extract", "translate_text",
+           "translations", "problems", "build_tree", "update", "translatable", "claims_of", "slide_texts",
+           "markup_problems", "term_problems", "term_targets", "glossary_korean", "toc_pages", "CLAIM"]
 
 TRANSLATIONS = Path("book/translations.yml")
 LOCALES = Path("book/locales")
@@ -53,12 +62,12 @@ MAKEFILE = "makefile"    # the comments of the Makefile the setup page shows (bo
 DIAGRAM_CATALOGS = "diagrams"
 
 CLAIM = re.compile(r'(<details class="claim"><summary>✓ )(.*?)(</summary>)', re.S)
-_PLAIN_CLAIM = re.compile(r"^checked: (.*?)(?: \((.*)\))?$", re.M)
 _ROLE = re.compile(r"\{[a-z:]+\}`[^`]*`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$", re.S)
 _CODE = re.compile(r"`[^`]*`")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _TAG = re.compile(r"</?[a-z]+[^>]*>")
+_LINK_TEXT = re.compile(r"\{(?:doc|ref|numref|term)\}`([^`<]*)<[^`>]*>`")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
@@ -103,6 +112,7 @@ def translatable(msgid: str, terms: set[str] = frozenset()) -> bool:
     targets, and it is not one of the glossary's term lines."""
     if msgid in terms:
         return False
+    msgid = _LINK_TEXT.sub(r"\1 ", msgid)   # a link's own text is words: {doc}`1. The bottleneck <ch01>`
     rest = _TAG.sub(" ", _LINK_TARGET.sub("]", _CODE.sub(" ", _MATH.sub(" ", _ROLE.sub(" ", msgid)))))
     rest = re.sub(r"\\[A-Za-z]+", " ", rest)   # a display formula's body comes without its $$
     return bool(_LATIN_WORD.search(rest))
@@ -212,6 +222,25 @@ def _glossary_lines(root: Path) -> list[str]:
     return lines
 
 
+SLIDE_FIELDS = ("title", "text", "notes")   # what a cell's "slide" metadata says (coursekit.slides)
+
+
+def slide_texts(notebook: nbformat.NotebookNode) -> list[str]:
+    """The words of a lesson's slides that its cells' ``slide`` metadata holds (title, text, notes)."""
+    return [cell.metadata["slide"][field] for cell in notebook.cells
+            for field in SLIDE_FIELDS if isinstance(cell.metadata.get("slide", {}).get(field), str)]
+
+
+FIGURE_FIELDS = (("figure", "caption"), ("image", "alt"))   # a code cell's mystnb metadata a page shows
+
+
+def figure_texts(notebook: nbformat.NotebookNode) -> list[str]:
+    """The captions and alt texts a notebook's code cells give their figures (``mystnb`` metadata)."""
+    return [cell.metadata["mystnb"][group][field] for cell in notebook.cells
+            for group, field in FIGURE_FIELDS
+            if isinstance(cell.metadata.get("mystnb", {}).get(group, {}).get(field), str)]
+
+
 def claims_of(notebook: nbformat.NotebookNode) -> list[str]:
     """The checked-claim sentences a notebook's stored outputs show, in order, each once."""
     found: list[str] = []
@@ -238,6 +267,50 @@ def toc_pages(root: Path = Path(".")) -> list[str]:
                                                      *walk(item.get("sections", []))]]
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     return [toc["root"], *walk([c for part in toc.get("parts", []) for c in part.get("chapters", [])])]
+
+
+# What a page marked partly translated (book/translations.yml, partial) must have in Korean: its headings,
+# the captions of its figures, diagrams and tables, its tables' cells and the summary at its top.
+PARTIAL_KINDS = ("heading", "caption", "table cell", "summary")
+_CAPTION = re.compile(r"^\*(?:Diagram|Figure|Table)\.\*")
+
+
+def _markdown_blocks(source: Path) -> list[str]:
+    """A page's markdown: a MyST page's text, or a notebook's markdown cells and markdown outputs, in order."""
+    if source.suffix != ".ipynb":
+        return [source.read_text(encoding="utf-8")]
+    blocks = []
+    for cell in nbformat.read(source, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            blocks.append(cell.source)
+        for output in cell.get("outputs", []):
+            if "text/markdown" in output.get("data", {}):
+                blocks.append(output["data"]["text/markdown"])
+    return blocks
+
+
+def _block_kinds(source: Path, msgids: list[str]) -> dict[str, set[str]]:
+    """For each message: the kinds of block it is on the page (:data:`PARTIAL_KINDS`). The summary is the
+    prose of the first markdown block (a notebook's first cell, the opening of a MyST page before its
+    first section)."""
+    blocks = _markdown_blocks(source)
+    captions = set(figure_texts(nbformat.read(source, as_version=4))) if source.suffix == ".ipynb" else set()
+    kinds: dict[str, set[str]] = {}
+    for msgid in msgids:
+        found = kinds.setdefault(msgid, set())
+        if _CAPTION.match(msgid) or msgid in captions:
+            found.add("caption")
+        pattern = re.compile(r"(?<![^\s|])" + _pattern(msgid) + r"(?=[ \t]*(?:\||$))", re.M)
+        for index, text in enumerate(blocks):
+            for match in pattern.finditer(text):
+                line = text[text.rfind("\n", 0, match.start()) + 1:].lstrip()
+                if line.startswith("#"):
+                    found.add("heading")
+                elif line.startswith("|"):
+                    found.add("table cell")
+                elif index == 0 and "\n## " not in text[:match.start()]:
+                    found.add("summary")
+    return kinds
 
 
 def _table_cells(source: Path) -> list[str]:
@@ -326,19 +399,31 @@ def extract(root: Path = Path("."), out: Path | None = None) -> list[Path]:
         docname = pot_path.relative_to(out).with_suffix("").as_posix()
         # Sphinx finds the captions in the root page's toctree: they go to site.pot (the title stays: the
         # root page's heading says it too)
-        kept = [e for e in pot if translatable(e.msgid, terms)
+        labels = terms if docname == GLOSSARY.with_suffix("").as_posix() else set()   # term lines stay there
+        kept = [e for e in pot if translatable(e.msgid, labels)
                 and not (docname == root_page and e.msgid in site[1:])]
         seen = {e.msgid for e in kept}
         source = _docname_source(root, docname)
         for cell in _table_cells(source):
-            if cell not in seen and translatable(cell, terms):
+            if cell not in seen and translatable(cell, labels):
                 kept.append(polib.POEntry(msgid=cell, msgstr="", comment="table cell"))
                 seen.add(cell)
         if source.suffix == ".ipynb":
+            notebook = nbformat.read(source, as_version=4)
+            for words, kind in [*((w, "slide") for w in slide_texts(notebook)),
+                                *((w, "caption") for w in figure_texts(notebook))]:
+                if words not in seen and translatable(words, labels):
+                    kept.append(polib.POEntry(msgid=words, msgstr="", comment=kind))
+                    seen.add(words)
             for sentence in claims_of(nbformat.read(source, as_version=4)):
                 if sentence not in seen:
                     kept.append(polib.POEntry(msgid=sentence, msgstr="", comment="checked-claim line"))
                     seen.add(sentence)
+        kinds = _block_kinds(source, [e.msgid for e in kept])
+        for e in kept:   # what kind of block each message is: a partly translated page owes some kinds
+            tags = [k for k in PARTIAL_KINDS if k in kinds.get(e.msgid, ()) and k not in (e.comment or "")]
+            if tags:
+                e.comment = ", ".join(filter(None, [e.comment, *tags]))
         pot[:] = kept
         pot.save(str(pot_path))
         written.append(pot_path)
@@ -406,6 +491,19 @@ def translate_text(text: str, messages: dict[str, str]) -> tuple[str, set[str]]:
     return pattern.sub(replace, text), used
 
 
+def _plain_claim(line: str, claim, messages: dict[str, str]) -> str:
+    """A ``checked: <claim> (<values>)`` line with its claim translated: the longest message the line
+    starts with (a claim may hold parentheses of its own), followed by the end or the values."""
+    if not line.startswith("checked: "):
+        return line
+    said = line[len("checked: "):]
+    known = [m for m in messages if said == m or said.startswith(m + " (")]
+    if not known:
+        return line
+    sentence = max(known, key=len)
+    return f"checked: {claim(sentence)}{said[len(sentence):]}"
+
+
 def _translate_outputs(cell, messages: dict[str, str]) -> set[str]:
     """Translate what a code cell's stored outputs show as text of the page: its claim lines (HTML and
     plain) and the markdown it displays (a table of results); returns the messages placed."""
@@ -423,9 +521,8 @@ def _translate_outputs(cell, messages: dict[str, str]) -> set[str]:
             data["text/html"] = CLAIM.sub(lambda m: m.group(1) + html.escape(claim(html.unescape(m.group(2))))
                                           + m.group(3), data["text/html"])
         if "text/plain" in data and data["text/plain"].startswith("checked: "):
-            data["text/plain"] = _PLAIN_CLAIM.sub(
-                lambda m: f"checked: {claim(m.group(1))}" + (f" ({m.group(2)})" if m.group(2) else ""),
-                data["text/plain"])
+            data["text/plain"] = "\n".join(_plain_claim(line, claim, messages)
+                                           for line in data["text/plain"].split("\n"))
         if "text/markdown" in data:
             data["text/markdown"], placed = translate_text(data["text/markdown"], messages)
             used |= placed
@@ -445,8 +542,8 @@ NOTE = {
     "ko": {
         "missing": ":::{{note}}\n이 페이지는 아직 한국어로 옮기지 않아 영어 원문을 그대로 싣습니다. "
                    "한국어로 옮긴 쪽은 {{doc}}`{intro}`에 있습니다.\n:::\n",
-        "partial": ":::{{note}}\n이 페이지는 제목, 그림 설명, 표 머리글과 첫머리 요약만 한국어로 옮겼고, "
-                   "긴 방법 설명은 영어 원문 그대로입니다.\n:::\n",
+        "partial": ":::{{note}}\n이 페이지는 제목과 표, 첫머리 요약만 한국어로 옮겼고, 긴 방법 설명은 아직 영어 "
+                   "원문 그대로입니다.\n:::\n",
     },
 }
 
@@ -460,10 +557,24 @@ def _with_note(text: str, note: str) -> str:
     return note + "\n" + text
 
 
+def _bare_titles(messages: dict[str, str]) -> dict[str, str]:
+    """sphinx-proof gives Sphinx a theorem's title in parentheses, "(The Gaussian PMI is quadratic)", while
+    the page writes it bare after the directive: the bare title -> its bare translation."""
+    return {m[1:-1]: s[1:-1] for m, s in messages.items()
+            if m.startswith("(") and m.endswith(")") and s.startswith("(") and s.endswith(")")}
+
+
 def _translate_page(source: Path, messages: dict[str, str], twins: set[str], language: str,
                     note: str | None) -> tuple[str, set[str], dict[Path, str]]:
     """The translated text of one page (a notebook's JSON or a MyST file), the messages it placed, and the
     translated text of each file it includes."""
+    titles = _bare_titles(messages)
+    text, used, includes = _translate_source(source, {**titles, **messages}, twins, language, note)
+    return text, {m for m in messages if m in used or (m[1:-1] in titles and m[1:-1] in used)}, includes
+
+
+def _translate_source(source: Path, messages: dict[str, str], twins: set[str], language: str,
+                      note: str | None) -> tuple[str, set[str], dict[Path, str]]:
     used: set[str] = set()
     if source.suffix == ".md":
         text, used = translate_text(source.read_text(encoding="utf-8"), messages)
@@ -474,6 +585,11 @@ def _translate_page(source: Path, messages: dict[str, str], twins: set[str], lan
     translated = copy.deepcopy(notebook)
     noted = note is None
     for cell in translated.cells:
+        slide = cell.metadata.get("slide", {})
+        for field in SLIDE_FIELDS:
+            if slide.get(field) in messages:
+                used.add(slide[field])
+                slide[field] = messages[slide[field]]
         if cell.cell_type == "markdown":
             text, placed = translate_text(cell.source, messages)
             used |= placed
@@ -482,6 +598,11 @@ def _translate_page(source: Path, messages: dict[str, str], twins: set[str], lan
                 cell.source, noted = _with_note(cell.source, note), True
         elif cell.cell_type == "code":
             used |= _translate_outputs(cell, messages)
+            for group, field in FIGURE_FIELDS:
+                part = cell.metadata.get("mystnb", {}).get(group, {})
+                if part.get(field) in messages:
+                    used.add(part[field])
+                    part[field] = messages[part[field]]
     translated.metadata.setdefault("language_info", {})
     translated.metadata["course_language"] = language
     return json.dumps(translated, ensure_ascii=False, indent=1) + "\n", used, {}
@@ -524,7 +645,7 @@ def build_tree(root: Path = Path("."), out: Path | None = None, language: str = 
         target = out / source.relative_to(root)
         if docname in entry["translated"] or docname in entry["partial"]:
             messages = catalog(docname, root, language)
-            note = NOTE[language]["partial"] if docname in entry["partial"] else None
+            note = NOTE[language]["partial"].format() if docname in entry["partial"] else None
             text, used, includes = _translate_page(source, messages, twins, language, note)
             if docname in entry["translated"]:
                 unplaced = sorted(set(messages) - used - set(_unplaced_by_design(messages)))
@@ -561,15 +682,11 @@ def build_tree(root: Path = Path("."), out: Path | None = None, language: str = 
 # JupyterLab's own font stacks (its variables --jp-ui-font-family and --jp-content-font-family), with the
 # Hangul font first: it covers Hangul only (unicode-range), so every other letter keeps JupyterLab's font.
 _LAB_CSS = """/* make lab-ko: Hangul from the font the course ships (coursekit.i18n writes this file). */
-@font-face {{
-  font-family: "Course Hangul";
-  src: url("../files/{font}") format("woff");
-  unicode-range: U+1100-11FF, U+3130-318F, U+A960-A97F, U+AC00-D7A3, U+D7B0-D7FF;
-}}
+{face}
 :root:root {{   /* above JupyterLab's theme, which sets these on :root */
-  --jp-ui-font-family: "Course Hangul", system-ui, -apple-system, blinkmacsystemfont, "Segoe UI", helvetica,
+  --jp-ui-font-family: "{family}", system-ui, -apple-system, blinkmacsystemfont, "Segoe UI", helvetica,
     arial, sans-serif;
-  --jp-content-font-family: "Course Hangul", system-ui, -apple-system, blinkmacsystemfont, "Segoe UI", helvetica,
+  --jp-content-font-family: "{family}", system-ui, -apple-system, blinkmacsystemfont, "Segoe UI", helvetica,
     arial, sans-serif;
 }}
 """
@@ -578,19 +695,11 @@ _LAB_CSS = """/* make lab-ko: Hangul from the font the course ships (coursekit.i
 def _lab_font(out: Path) -> None:
     """JupyterLab shows Hangul with the course's font too, as the site does: the font beside the Korean
     notebooks, and a custom stylesheet in the Jupyter configuration ``make lab-ko`` points at."""
-    from fontTools.ttLib import TTFont
-
-    from .diagrams import korean_font
-    font = out / "book" / "_static" / "fonts" / "NanumGothic.woff"
-    font.parent.mkdir(parents=True, exist_ok=True)
-    face = TTFont(str(korean_font()), recalcTimestamp=False)
-    for tag in [tag for tag in face.keys() if tag.startswith("TSI")]:   # Chromium rejects the empty VTT tables
-        del face[tag]
-    face.flavor = "woff"
-    face.save(str(font))
+    font = write_web_font(out / "book" / "_static" / "fonts" / "NanumGothic.woff")
     css = out / ".jupyter" / "custom" / "custom.css"
     css.parent.mkdir(parents=True, exist_ok=True)
-    css.write_text(_LAB_CSS.format(font=font.relative_to(out).as_posix()), encoding="utf-8")
+    css.write_text(_LAB_CSS.format(face=font_face(f"../files/{font.relative_to(out).as_posix()}"), family=FAMILY),
+                   encoding="utf-8")
 
 
 def _claims_catalog(root: Path, language: str) -> polib.POFile:
@@ -616,14 +725,16 @@ def _unplaced_by_design(messages: dict[str, str]) -> list[str]:
 
 # --- the checks ------------------------------------------------------------------------------------------
 
-def _statistics(pot: Path, po: Path) -> list[str]:
+def _statistics(pot: Path, po: Path, partial: bool = False) -> list[str]:
     """What a translator still owes: the messages of the template ``pot`` that ``po`` lacks, leaves empty
-    or marks fuzzy."""
+    or marks fuzzy; of a ``partial`` page, only its headings, captions, table cells and summary."""
     if not po.is_file():
         return [f"{po}: missing (run make translations)"]
     entries = {e.msgid: e for e in polib.pofile(str(po)) if not e.obsolete}
     lines = []
     for wanted in polib.pofile(str(pot)):
+        if partial and not any(kind in (wanted.comment or "") for kind in PARTIAL_KINDS):
+            continue
         entry = entries.get(wanted.msgid)
         state = ("untranslated" if entry is None or not entry.msgstr
                  else "fuzzy" if "fuzzy" in entry.flags else None)
@@ -634,10 +745,11 @@ def _statistics(pot: Path, po: Path) -> list[str]:
 
 def problems(root: Path = Path("."), pot_dir: Path | None = None, language: str = "ko") -> list[str]:
     """Every message of a page, diagram module or site string marked translated that its catalog lacks,
-    leaves empty or marks fuzzy, against the templates in ``pot_dir`` (made by :func:`extract`)."""
+    leaves empty or marks fuzzy (of a page marked partial: every heading, caption, table cell and summary
+    message), against the templates in ``pot_dir`` (made by :func:`extract`)."""
     pot_dir = pot_dir or root / POT_DIR
     entry = translations(root, language)
-    names = [*entry["translated"], *[f"{DIAGRAM_CATALOGS}/{d}" for d in entry["diagrams"]], SITE]
+    names = [*entry["translated"], *entry["partial"], *[f"{DIAGRAM_CATALOGS}/{d}" for d in entry["diagrams"]], SITE]
     if "book/setup" in entry["translated"]:
         names.append(MAKEFILE)
     lines = []
@@ -646,17 +758,18 @@ def problems(root: Path = Path("."), pot_dir: Path | None = None, language: str 
         if not pot.is_file():
             lines.append(f"{pot}: no such template (is {name!r} a page of the book?)")
             continue
-        lines += _statistics(pot, catalog_path(name, root, language))
+        lines += _statistics(pot, catalog_path(name, root, language), partial=name in entry["partial"])
     return lines
 
 
 def needs_translator(root: Path = Path("."), pot_dir: Path | None = None, language: str = "ko") -> dict[str, int]:
     """For every catalog: how many of its messages are untranslated or fuzzy."""
     pot_dir = pot_dir or root / POT_DIR
+    partial = translations(root, language)["partial"]
     counts = {}
     for pot in sorted(pot_dir.rglob("*.pot")):
         name = pot.relative_to(pot_dir).with_suffix("").as_posix()
-        counts[name] = len(_statistics(pot, catalog_path(name, root, language)))
+        counts[name] = len(_statistics(pot, catalog_path(name, root, language), partial=name in partial))
     return counts
 
 
@@ -678,7 +791,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "update":
             update(root, language=args.language)
             entry = translations(root, args.language)
-            marked = {*entry["translated"], *[f"{DIAGRAM_CATALOGS}/{d}" for d in entry["diagrams"]], SITE,
+            marked = {*entry["translated"], *entry["partial"], *[f"{DIAGRAM_CATALOGS}/{d}" for d in entry["diagrams"]],
+                      SITE,
                       *([MAKEFILE] if "book/setup" in entry["translated"] else [])}
             for name, owed in needs_translator(root, language=args.language).items():
                 if owed:

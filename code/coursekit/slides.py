@@ -9,6 +9,8 @@ from the file system (or any static server) with no network:
         01_seq2seq_bottleneck.slides.html ...
         reveal.js/   dist/ and plugin/notes/, from the PyPI package sphinx-revealjs
         mathjax/     tex-svg-full.js, from the PyPI package django-static-mathjax (as the book)
+        fonts/       NanumGothic for Hangul (coursekit.fonts), so a Korean deck reads anywhere
+        ko/          the Korean decks, made the same way from the Korean lessons (make slides)
 
 A slide is short: a claim, a formula or a figure, with at most ``WORD_LIMIT`` (40) words of text.
 The longer prose goes into the speaker notes (press ``s`` in the deck). Figures are embedded in
@@ -62,7 +64,7 @@ What a slide shows: the cell, or the course's ``slide`` metadata
     A Markdown cell shows its prose and every image it references with Markdown image syntax
     (``![alt](../book/diagrams/ch01_encoder_decoder.svg)``, a path relative to the notebook),
     embedded with its alt text: an SVG diagram as an ``image/svg+xml`` data URI, scaled as a
-    vector to fill the slide. A caption paragraph (one starting ``*Diagram.*`` or ``*Figure.*``)
+    vector to fill the slide. A caption paragraph (one starting ``*Diagram.*`` or ``*Figure.*``, in Korean ``*도식.*``)
     goes to the speaker notes, so a cell that is only a diagram and its caption makes a slide of
     its own. The images and captions do not count towards the word limit.
 
@@ -100,6 +102,7 @@ from pathlib import Path
 import nbformat
 
 from ._cli import report_written
+from .fonts import font_face, write_web_font
 from .lessons import MARKDOWN_IMAGE, evidence_of, lesson_notebooks, markdown_images
 
 __all__ = ["WORD_LIMIT", "SLIDE_TYPES", "Slide", "SlideError", "build_slides", "render_deck", "count_words",
@@ -146,6 +149,7 @@ def mathjax_source() -> Path:
 
 
 def _copy_assets(out_dir: Path) -> None:
+    """reveal.js, MathJax and the Korean font beside the decks (everything a deck loads)."""
     reveal = reveal_source()
     target = out_dir / "reveal.js"
     if target.exists():
@@ -155,6 +159,8 @@ def _copy_assets(out_dir: Path) -> None:
                     ignore=shutil.ignore_patterns("*.esm.js"))
     if (reveal / "LICENSE").is_file():
         shutil.copyfile(reveal / "LICENSE", target / "LICENSE")
+    write_web_font(out_dir / "fonts" / "NanumGothic.woff")          # Hangul, for the Korean decks
+    write_web_font(out_dir / "fonts" / "NanumGothicBold.woff", bold=True)
     (out_dir / "mathjax").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(mathjax_source(), out_dir / "mathjax" / "tex-svg-full.js")
 
@@ -342,7 +348,7 @@ def _images(cell) -> list[str]:
     return out
 
 
-_CAPTION = re.compile(r"^\s*[*_](?:Diagram|Figure)\.[*_]")
+_CAPTION = re.compile(r"^\s*[*_](?:Diagram|Figure|도식|그림)\.[*_]")   # English, or as the Korean lessons say it
 _SVG_LENGTH = re.compile(r"^\s*([\d.]+)\s*(px|pt)?\s*$")
 DIAGRAM_BOX = {"tall": (1180, 540), "medium": (1180, 440), "short": (1180, 330)}
 DIAGRAM_MAX_SCALE = 2.0
@@ -563,9 +569,12 @@ def _code_slide(cell, slide: Slide, meta: dict, text: str | None, fragment: bool
 
 # ------------------------------------------------------------------ HTML
 
-_STYLE = """
-:root { --r-main-font-size: 30px; --r-heading-text-transform: none; --r-heading2-size: 1.45em; }
+_STYLE = font_face("fonts/NanumGothic.woff") + "\n" + font_face("fonts/NanumGothicBold.woff", 700) + """
+:root { --r-main-font-size: 30px; --r-heading-text-transform: none; --r-heading2-size: 1.45em;
+        --r-main-font: "Course Hangul", "Source Sans Pro", Helvetica, sans-serif;
+        --r-heading-font: "Course Hangul", "Source Sans Pro", Helvetica, sans-serif; }
 .reveal .slides section { text-align: left; }
+html[lang="ko"] .reveal { word-break: keep-all; overflow-wrap: anywhere; }   /* Korean wraps between words */
 .reveal .slides section.title-slide { text-align: center; }
 .reveal h1 { font-size: 1.9em; }
 .reveal h2 { margin-bottom: 0.4em; }
@@ -587,7 +596,7 @@ _STYLE = """
 """
 
 _PAGE = """<!DOCTYPE html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -621,8 +630,9 @@ Reveal.initialize({{hash: true, controls: true, progress: true, slideNumber: "c/
 """
 
 
-def render_deck(slides: list[Slide], title: str) -> str:
-    """The HTML of a deck: one ``<section>`` per slide, notes in ``<aside class="notes">``."""
+def render_deck(slides: list[Slide], title: str, lang: str = "en") -> str:
+    """The HTML of a deck: one ``<section>`` per slide, notes in ``<aside class="notes">``; ``lang`` is its
+    language (a Korean lesson's notebook says ``course_language: ko``)."""
     sections = []
     for k, slide in enumerate(slides):
         level = "h1" if k == 0 else "h2"
@@ -633,7 +643,7 @@ def render_deck(slides: list[Slide], title: str) -> str:
         sections.append(f'<section{cls} data-cells="{html.escape(", ".join(slide.cells))}">'
                         f"<{level}>{markdown_html(slide.title, inline=True)}</{level}>{body}{aside}</section>")
     return _PAGE.format(title=html.escape(title), style=_STYLE, sections="\n".join(sections),
-                        width=WIDTH, height=HEIGHT)
+                        width=WIDTH, height=HEIGHT, lang=lang)
 
 
 def export_deck(nb: nbformat.NotebookNode, name: str, bib: Path | None = None, base: Path | None = None,
@@ -648,7 +658,7 @@ def export_deck(nb: nbformat.NotebookNode, name: str, bib: Path | None = None, b
     glue.update(glue_values(nb))
     slides = build_slides(nb, name, glue, _citations(bib), base=base)
     title = re.sub(r"\$[^$]*\$", "", slides[0].title) if slides else name
-    return render_deck(slides, title)
+    return render_deck(slides, title, nb.metadata.get("course_language", "en"))
 
 
 def write_slides(chapters: Path, out_dir: Path, bib: Path | None = None) -> list[Path]:

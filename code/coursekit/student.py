@@ -33,6 +33,10 @@ and the file copied to ``_build/student/diagrams/``, so the student edition is o
 works wherever it is unpacked. An image path that points at a missing file is an error naming the
 notebook and the cell.
 
+The Korean lessons (``make student`` also writes ``_build/student/ko/`` from the Korean notebooks
+``coursekit.i18n`` makes) get the placeholders in Korean: a notebook's ``course_language`` metadata picks
+them (:data:`PLACEHOLDERS`).
+
 The written notebooks are deterministic (the new cells get ids derived from the exercise label),
 so building twice gives identical files.
 """
@@ -53,10 +57,17 @@ from ._cli import report_written
 from .lessons import is_evidence
 
 __all__ = ["student_notebook", "solution_cells", "answer_names", "write_student_edition", "relink_diagrams", "main",
-           "PLACEHOLDER_CODE", "PLACEHOLDER_MARKDOWN", "DIAGRAMS"]
+           "PLACEHOLDER_CODE", "PLACEHOLDER_MARKDOWN", "PLACEHOLDERS", "DIAGRAMS"]
 
 PLACEHOLDER_MARKDOWN = "**Your solution here.** Write your answer in the code cell below, then run the check after it."
 PLACEHOLDER_CODE = "# your code"
+# The same in the language a notebook says it is in (metadata course_language; the Korean lessons of
+# coursekit.i18n say "ko"): the placeholder's text, its code comment and the note on the None names.
+PLACEHOLDERS = {
+    "en": (PLACEHOLDER_MARKDOWN, PLACEHOLDER_CODE, " (replace each None)"),
+    "ko": ("**여기에 풀이를 쓰십시오.** 아래 코드 셀에 답을 쓴 다음, 그 뒤의 검사 셀을 실행하십시오.",
+           "# 여기에 코드를 쓰십시오", " (None을 모두 바꾸십시오)"),
+}
 SOLUTION_TAG = "solution"
 DIAGRAMS = "diagrams"            # the folder of the student edition that holds the diagrams
 
@@ -146,10 +157,11 @@ def answer_names(nb: nbformat.NotebookNode, cells: list[int]) -> list[str]:
     return [n for n in dict.fromkeys(bound) if n in read]
 
 
-def _placeholders(label: str, names: list[str] = ()) -> list[nbformat.NotebookNode]:
+def _placeholders(label: str, names: list[str] = (), language: str = "en") -> list[nbformat.NotebookNode]:
     safe = re.sub(r"[^A-Za-z0-9_-]", "-", label)[:48]
-    md = nbformat.v4.new_markdown_cell(PLACEHOLDER_MARKDOWN, id=f"your-{safe}-md")
-    code = "\n".join([PLACEHOLDER_CODE + (" (replace each None)" if names else ""), *(f"{n} = None" for n in names)])
+    prose, comment, replace = PLACEHOLDERS.get(language, PLACEHOLDERS["en"])
+    md = nbformat.v4.new_markdown_cell(prose, id=f"your-{safe}-md")
+    code = "\n".join([comment + (replace if names else ""), *(f"{n} = None" for n in names)])
     return [md, nbformat.v4.new_code_cell(code, id=f"your-{safe}-code")]
 
 
@@ -163,7 +175,7 @@ def student_notebook(nb: nbformat.NotebookNode, name: str = "notebook") -> nbfor
     for i, cell in enumerate(nb.cells):
         if i in first_of:
             label, cells = first_of[i]
-            out.cells.extend(_placeholders(label, answer_names(nb, cells)))
+            out.cells.extend(_placeholders(label, answer_names(nb, cells), nb.metadata.get("course_language", "en")))
         elif i not in removed:
             out.cells.append(_clean(cell))
     return out

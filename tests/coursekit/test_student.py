@@ -18,6 +18,7 @@ from coursekit.student import (
     DIAGRAMS,
     PLACEHOLDER_CODE,
     PLACEHOLDER_MARKDOWN,
+    PLACEHOLDERS,
     main,
     solution_cells,
     student_notebook,
@@ -155,6 +156,20 @@ def test_gated_one_cell_and_tagged_solutions_removed():
     # the name the check reads is set to None, so an unanswered check fails with its own message
     assert out.cells[2].source == PLACEHOLDER_CODE + " (replace each None)\nanswer = None"
     assert out.cells[-1].source == PLACEHOLDER_CODE
+
+
+def test_a_korean_lesson_gets_korean_placeholders():
+    """The Korean student edition (make student, from the Korean lessons, whose metadata says
+    course_language: ko) asks for the answer in Korean; the names the check reads are still set to None."""
+    nb = _nb(("md", "```{solution-start} ex-a\n:class: dropdown\n```\n비밀."),
+             ("code", "answer = 42"),
+             ("md", "```{solution-end}\n```"),
+             ("code", "check(answer)"))
+    nb.metadata["course_language"] = "ko"
+    out = student_notebook(nb)
+    prose, comment, replace = PLACEHOLDERS["ko"]
+    assert out.cells[0].source == prose and out.cells[1].source == f"{comment}{replace}\nanswer = None"
+    assert "비밀" not in "\n".join(c.source for c in out.cells)
 
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50"><text>x</text></svg>'

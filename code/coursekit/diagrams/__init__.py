@@ -23,6 +23,7 @@ from pathlib import Path
 
 import matplotlib
 
+from ..fonts import korean_font
 from . import authoring, style
 from .draw import embed_font, normalise, to_svg, translating
 
@@ -35,19 +36,9 @@ DIAGRAMS = {name: draw for module in [*_CHAPTERS, authoring] for name, draw in m
 ALT = {name: alt for module in [*_CHAPTERS, authoring] for name, alt in module.ALT.items()}
 MODULE = {name: module.__name__.rsplit(".", 1)[1] for module in [*_CHAPTERS, authoring] for name in module.DIAGRAMS}
 
-# The Korean font of the twins: NanumGothic (SIL Open Font License), from the koreanize-matplotlib wheel.
+# The Korean font of the twins: NanumGothic (coursekit.fonts).
 HANGUL = "[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]"
 KOREAN_FAMILY = "NanumGothic"
-
-
-def korean_font() -> Path:
-    """The NanumGothic file the pinned ``koreanize-matplotlib`` wheel ships."""
-    import importlib.util
-    spec = importlib.util.find_spec("koreanize_matplotlib")
-    if spec is None or spec.origin is None:
-        raise ValueError("the Korean diagrams need NanumGothic from the koreanize-matplotlib package; install "
-                         "the course's requirements (make .venv/.installed)")
-    return Path(spec.origin).parent / "fonts" / "NanumGothic.ttf"
 
 
 def _draw(name: str, translate, family: list[str]) -> str:
@@ -71,7 +62,7 @@ def render(name: str, words: dict[str, str] | None = None) -> str:
     from matplotlib import font_manager
     font = korean_font()
     if KOREAN_FAMILY not in {f.name for f in font_manager.fontManager.ttflist}:
-        for face in (font, font.with_name("NanumGothicBold.ttf")):   # regular and bold
+        for face in (font, korean_font(bold=True)):   # regular and bold
             font_manager.fontManager.addfont(str(face))
     family = [*style.FONT_FAMILY[:-1], KOREAN_FAMILY, style.FONT_FAMILY[-1]]
     # NanumGothicBold says weight 600, which matplotlib takes for bold, with a warning on each lookup
