@@ -415,7 +415,7 @@ def extract(root: Path = Path("."), out: Path | None = None) -> list[Path]:
                 if words not in seen and translatable(words, labels):
                     kept.append(polib.POEntry(msgid=words, msgstr="", comment=kind))
                     seen.add(words)
-            for sentence in claims_of(nbformat.read(source, as_version=4)):
+            for sentence in claims_of(notebook):
                 if sentence not in seen:
                     kept.append(polib.POEntry(msgid=sentence, msgstr="", comment="checked-claim line"))
                     seen.add(sentence)
